@@ -1,0 +1,332 @@
+package mcpgate
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// AuthKind says how mcpgate authenticates to a remote server.
+type AuthKind string
+
+// The supported authentication kinds.
+const (
+	AuthNone   AuthKind = "none"
+	AuthBearer AuthKind = "bearer"
+	AuthOAuth  AuthKind = "oauth"
+)
+
+// DefaultCallTimeout bounds a tool call when the server sets no timeout.
+const DefaultCallTimeout = 60 * time.Second
+
+// ServerConfig is one configured remote MCP server.
+type ServerConfig struct {
+	// ID is the key under mcpServers; see [ValidateID].
+	ID string
+	// Name is a display name; empty means the ID.
+	Name string
+	// URL is the Streamable HTTP endpoint; see [ValidateURL].
+	URL  string
+	Auth AuthKind
+	// Enabled servers are connected on demand; disabled ones never.
+	Enabled bool
+	// ConnectOnStartup servers connect when the manager starts.
+	ConnectOnStartup bool
+	// DisabledTools are hidden from every listing and refused by calls.
+	DisabledTools []string
+	Scopes        []string
+	// ClientID, ClientSecretEnv and ClientMetadataURL configure the OAuth client.
+	ClientID          string
+	ClientSecretEnv   string
+	ClientMetadataURL string
+	// BearerTokenEnv names the environment variable holding the bearer token.
+	BearerTokenEnv string
+	// Headers are sent with every request; values may reference ${VAR} or
+	// ${env:VAR}, expanded only when a request is made.
+	Headers map[string]string
+	// Timeout bounds a tool call; zero means [DefaultCallTimeout].
+	Timeout time.Duration
+}
+
+// DisplayName is the name people see.
+func (c *ServerConfig) DisplayName() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return c.ID
+}
+
+// CallTimeout is the configured tool-call timeout or the default.
+func (c *ServerConfig) CallTimeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultCallTimeout
+}
+
+// ToolEnabled reports whether tool is not in DisabledTools.
+func (c *ServerConfig) ToolEnabled(tool string) bool {
+	return !slices.Contains(c.DisabledTools, tool)
+}
+
+// Binding identifies what a live session was authenticated against: the
+// complete URL and every setting that decides which credential is sent. A
+// change of binding must pass the manager's disconnect barrier so a
+// credential never reaches a server it was not meant for.
+func (c *ServerConfig) Binding() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "url=%s\nauth=%s\nbearer=%s\nclient=%s\nsecret=%s\nmeta=%s\n",
+		c.URL, c.Auth, c.BearerTokenEnv, c.ClientID, c.ClientSecretEnv, c.ClientMetadataURL)
+	keys := make([]string, 0, len(c.Headers))
+	for k := range c.Headers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "header=%s:%s\n", k, c.Headers[k])
+	}
+	return b.String()
+}
+
+// Validate checks every field and returns an [*Error] of [CategoryInvalid]
+// that names the first field breaking a rule.
+func (c *ServerConfig) Validate() error {
+	if err := ValidateID(c.ID); err != nil {
+		return err
+	}
+	if err := ValidateURL(c.URL); err != nil {
+		return invalidf("server %q: %v", c.ID, err)
+	}
+	switch c.Auth {
+	case AuthNone, AuthOAuth:
+	case AuthBearer:
+		if c.BearerTokenEnv != "" && !envName.MatchString(c.BearerTokenEnv) {
+			return invalidf("server %q: bearerTokenEnv %q: must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", c.ID, c.BearerTokenEnv)
+		}
+	case "":
+		return invalidf("server %q: auth: required, one of none, bearer, oauth", c.ID)
+	default:
+		return invalidf("server %q: auth %q: must be one of none, bearer, oauth", c.ID, c.Auth)
+	}
+	if c.Auth != AuthBearer && c.BearerTokenEnv != "" {
+		return invalidf("server %q: bearerTokenEnv: only allowed with auth bearer", c.ID)
+	}
+	if c.ClientSecretEnv != "" && !envName.MatchString(c.ClientSecretEnv) {
+		return invalidf("server %q: clientSecretEnv %q: must be an environment variable name", c.ID, c.ClientSecretEnv)
+	}
+	if c.ClientMetadataURL != "" {
+		u, err := url.Parse(c.ClientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" {
+			return invalidf("server %q: clientMetadataUrl: must be an https URL with a path", c.ID)
+		}
+	}
+	if len(c.Name) > 128 {
+		return invalidf("server %q: name: at most 128 bytes", c.ID)
+	}
+	for k, v := range c.Headers {
+		if !headerName.MatchString(k) {
+			return invalidf("server %q: headers: %q is not a valid HTTP header name", c.ID, k)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return invalidf("server %q: headers: value of %q must not contain line breaks or NUL", c.ID, k)
+		}
+		switch strings.ToLower(k) {
+		case "mcp-session-id", "mcp-protocol-version", "content-type", "accept", "host", "content-length":
+			return invalidf("server %q: headers: %q is set by the transport and cannot be configured", c.ID, k)
+		}
+	}
+	for _, s := range c.Scopes {
+		if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {
+			return invalidf("server %q: scopes: %q is not a valid scope token", c.ID, s)
+		}
+	}
+	for _, t := range c.DisabledTools {
+		if t == "" {
+			return invalidf("server %q: disabledTools: empty tool name", c.ID)
+		}
+	}
+	if c.Timeout < 0 {
+		return invalidf("server %q: timeout: must not be negative", c.ID)
+	}
+	return nil
+}
+
+var (
+	idPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// ValidateID checks a server ID against ^[a-z0-9][a-z0-9_-]{0,31}$.
+func ValidateID(id string) error {
+	if !idPattern.MatchString(id) {
+		return invalidf("server name %q: must match ^[a-z0-9][a-z0-9_-]{0,31}$ (lower-case letters, digits, '_' and '-', at most 32, starting with a letter or digit)", id)
+	}
+	return nil
+}
+
+// ValidateURL checks that raw is an absolute https URL, or http for a
+// loopback host (see [IsLoopbackHost]), without credentials or a fragment.
+func ValidateURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return invalidf("url %q: not a valid URL", raw)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return invalidf("url %q: must be absolute, with a host", raw)
+	}
+	if u.User != nil {
+		return invalidf("url: must not carry credentials (user:password@)")
+	}
+	if u.Fragment != "" {
+		return invalidf("url %q: must not have a fragment", raw)
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !IsLoopbackHost(u.Hostname()) {
+			return invalidf("url %q: http is only allowed for loopback hosts (localhost, 127.0.0.0/8, [::1]); use https", raw)
+		}
+	case "ws", "wss", "unix", "file", "stdio":
+		return invalidf("url %q: scheme %s is not supported; mcpgate connects to remote servers over Streamable HTTP only", raw, u.Scheme)
+	default:
+		return invalidf("url %q: scheme must be https (or http for loopback)", raw)
+	}
+	return nil
+}
+
+// IsLoopbackHost reports whether host (no port) is localhost, in
+// 127.0.0.0/8 or ::1.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// State is the truth about one server's connection.
+type State string
+
+// The states a server can be in.
+const (
+	StateDisconnected State = "disconnected"
+	StateConnecting   State = "connecting"
+	StateReady        State = "ready"
+	StateNeedsAuth    State = "needs-auth"
+	StateError        State = "error"
+)
+
+// Category is the safe, attributed kind of an error. It is the only part of
+// an error (with the HTTP status and provider code) that may reach a model.
+type Category string
+
+// The error categories.
+const (
+	CategoryInvalid     Category = "invalid"     // bad input or configuration
+	CategoryNotFound    Category = "not-found"   // unknown server, tool, prompt or resource
+	CategoryDisabled    Category = "disabled"    // server or tool disabled by the user
+	CategoryAuth        Category = "auth"        // authorization needed or refused
+	CategoryNetwork     Category = "network"     // could not reach the server, or the connection dropped
+	CategoryHTTP        Category = "http"        // the server answered with an HTTP error
+	CategoryProtocol    Category = "protocol"    // the server broke the MCP protocol or a bound
+	CategoryRemote      Category = "remote"      // the server answered with a JSON-RPC error
+	CategoryTimeout     Category = "timeout"     // the operation ran out of time
+	CategoryCancelled   Category = "cancelled"   // the operation was cancelled
+	CategoryUnsupported Category = "unsupported" // out of scope (stdio, SSE, URL elicitation...)
+	CategoryConflict    Category = "conflict"    // already exists
+	CategoryInternal    Category = "internal"    // a bug in mcpgate
+)
+
+// Error is an attributed error: what kind, the HTTP status and provider code
+// when the remote side gave them, and a message safe to show a person.
+// Err keeps the cause for errors.Is and errors.As; its text is not safe for
+// a model.
+type Error struct {
+	Category   Category
+	HTTPStatus int
+	// Code is the provider's error code: a JSON-RPC code or an OAuth error.
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return string(e.Category)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrX) work for the sentinel of e's category.
+func (e *Error) Is(target error) bool {
+	s, ok := target.(*sentinel)
+	return ok && s.cat == e.Category
+}
+
+type sentinel struct {
+	cat Category
+	msg string
+}
+
+func (s *sentinel) Error() string { return s.msg }
+
+// Sentinels, one per category; errors.Is matches any [*Error] of that category.
+var (
+	// ErrInvalid reports bad input or configuration.
+	ErrInvalid error = &sentinel{CategoryInvalid, "invalid"}
+	// ErrNotFound reports an unknown server, tool, prompt or resource.
+	ErrNotFound error = &sentinel{CategoryNotFound, "not found"}
+	// ErrDisabled reports a server or tool the user disabled.
+	ErrDisabled error = &sentinel{CategoryDisabled, "disabled"}
+	// ErrAuthRequired reports that the server needs (new) authorization.
+	ErrAuthRequired error = &sentinel{CategoryAuth, "authorization required"}
+	// ErrNetwork reports that the server could not be reached.
+	ErrNetwork error = &sentinel{CategoryNetwork, "network error"}
+	// ErrTimeout reports that an operation ran out of time.
+	ErrTimeout error = &sentinel{CategoryTimeout, "timed out"}
+	// ErrCancelled reports that an operation was cancelled.
+	ErrCancelled error = &sentinel{CategoryCancelled, "cancelled"}
+	// ErrUnsupported reports something mcpgate deliberately does not do.
+	ErrUnsupported error = &sentinel{CategoryUnsupported, "unsupported"}
+	// ErrConflict reports that something already exists.
+	ErrConflict error = &sentinel{CategoryConflict, "already exists"}
+	// ErrProtocol reports a server that broke the protocol or a bound.
+	ErrProtocol error = &sentinel{CategoryProtocol, "protocol error"}
+)
+
+// CategoryOf returns the category of err: that of the first [*Error] in its
+// chain, else that of a sentinel it wraps, else [CategoryInternal].
+func CategoryOf(err error) Category {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Category
+	}
+	var s *sentinel
+	if errors.As(err, &s) {
+		return s.cat
+	}
+	return CategoryInternal
+}
+
+// Errorf returns an [*Error] of category cat with a formatted message. A %w
+// verb sets Err.
+func Errorf(cat Category, format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Category: cat, Message: err.Error(), Err: errors.Unwrap(err)}
+}
+
+func invalidf(format string, args ...any) *Error { return Errorf(CategoryInvalid, format, args...) }
