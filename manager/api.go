@@ -1,0 +1,111 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configures a [Manager]. A nil *Options means defaults; the struct
+// is copied by [New], so later changes by the caller have no effect.
+type Options struct {
+	// HTTPClient sends every request to remote servers. Nil means a client
+	// with sensible dial and TLS timeouts. Its Transport is wrapped, never
+	// changed.
+	HTTPClient *http.Client
+	// Logger receives diagnostics; nil discards them. Secrets never reach it.
+	Logger *slog.Logger
+	// ClientName and ClientVersion are sent in initialize.
+	ClientName, ClientVersion string
+	// Getenv resolves ${VAR} in headers and bearerTokenEnv; nil is os.Getenv.
+	Getenv func(string) string
+	// Elicit asks a person to answer a form elicitation. Nil declines every
+	// elicitation. It is called from the goroutine serving the remote
+	// server's request and must honour ctx.
+	Elicit func(ctx context.Context, req *ElicitRequest) (*mcp.ElicitResult, error)
+	// OnStateChange is called after a server's state changes, outside every
+	// lock, in order per server. It must not block for long.
+	OnStateChange func(Status)
+	// ConnectTimeout bounds one connect attempt (initialize and the first
+	// catalog); zero means 30 s.
+	ConnectTimeout time.Duration
+	// Limits bound what a remote server can make mcpgate hold; zero fields
+	// take the defaults in [DefaultLimits].
+	Limits Limits
+}
+
+// Limits bound catalogs and results.
+type Limits struct {
+	// MaxPages bounds pagination of one catalog list.
+	MaxPages int
+	// MaxEntries bounds the entries kept in one catalog.
+	MaxEntries int
+	// MaxEntryBytes bounds one catalog entry as JSON; larger ones are dropped.
+	MaxEntryBytes int
+	// MaxResponseBytes bounds one HTTP response body from a remote server.
+	MaxResponseBytes int64
+}
+
+// DefaultLimits are the limits used for zero fields of [Options.Limits].
+var DefaultLimits = Limits{
+	MaxPages:         100,
+	MaxEntries:       5000,
+	MaxEntryBytes:    64 << 10,
+	MaxResponseBytes: 32 << 20,
+}
+
+// Status is a snapshot of one server: its configuration summary, its state
+// and its catalog counts. Counts are -1 when the catalog was never loaded.
+type Status struct {
+	ID      string           `json:"id"`
+	Name    string           `json:"name"`
+	URL     string           `json:"url"`
+	Auth    mcpgate.AuthKind `json:"auth"`
+	Enabled bool             `json:"enabled"`
+	State   mcpgate.State    `json:"state"`
+	// Error says why State is error or needs-auth.
+	Error *ErrorInfo `json:"error,omitempty"`
+	// ConnectionID identifies the live session; zero when there is none.
+	ConnectionID uint64 `json:"-"`
+	Tools        int    `json:"tools"`
+	Prompts      int    `json:"prompts"`
+	Resources    int    `json:"resources"`
+	// Stale is set when the last catalog refresh failed and the counts
+	// describe the last valid catalog.
+	Stale bool `json:"stale,omitempty"`
+	// ProtocolVersion is the negotiated MCP version of the live session.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Diagnostics are bounded, sanitized notes about what the server sent
+	// that was dropped or cut (oversized entries, endless pagination).
+	Diagnostics []string `json:"diagnostics,omitempty"`
+}
+
+// ErrorInfo is the attributed, sanitized form of an error for status output.
+type ErrorInfo struct {
+	Category   mcpgate.Category `json:"category"`
+	HTTPStatus int              `json:"httpStatus,omitempty"`
+	Code       string           `json:"code,omitempty"`
+	Message    string           `json:"message"`
+}
+
+// ElicitRequest is a form elicitation from a remote server during a call.
+type ElicitRequest struct {
+	Server  string
+	Message string
+	// Schema is the requested schema: an object with flat properties.
+	Schema json.RawMessage
+}
+
+// CallOptions tune one tool call.
+type CallOptions struct {
+	// OperationID lets [Manager.Cancel] find the call; empty means the call
+	// can only be cancelled through its context.
+	OperationID string
+	// Timeout overrides the server's call timeout when positive.
+	Timeout time.Duration
+}
