@@ -59,4 +59,3 @@ func EnvRefs(s string) []string {
 		s = s[i+j+1:]
 	}
 }
-
