@@ -54,7 +54,7 @@ type ServerConfig struct {
 }
 
 // DisplayName is the name people see.
-func (c *ServerConfig) DisplayName() string {
+func (c ServerConfig) DisplayName() string {
 	if c.Name != "" {
 		return c.Name
 	}
@@ -62,7 +62,7 @@ func (c *ServerConfig) DisplayName() string {
 }
 
 // CallTimeout is the configured tool-call timeout or the default.
-func (c *ServerConfig) CallTimeout() time.Duration {
+func (c ServerConfig) CallTimeout() time.Duration {
 	if c.Timeout > 0 {
 		return c.Timeout
 	}
@@ -70,7 +70,7 @@ func (c *ServerConfig) CallTimeout() time.Duration {
 }
 
 // ToolEnabled reports whether tool is not in DisabledTools.
-func (c *ServerConfig) ToolEnabled(tool string) bool {
+func (c ServerConfig) ToolEnabled(tool string) bool {
 	return !slices.Contains(c.DisabledTools, tool)
 }
 
@@ -78,7 +78,7 @@ func (c *ServerConfig) ToolEnabled(tool string) bool {
 // complete URL and every setting that decides which credential is sent. A
 // change of binding must pass the manager's disconnect barrier so a
 // credential never reaches a server it was not meant for.
-func (c *ServerConfig) Binding() string {
+func (c ServerConfig) Binding() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "url=%s\nauth=%s\nbearer=%s\nclient=%s\nsecret=%s\nmeta=%s\n",
 		c.URL, c.Auth, c.BearerTokenEnv, c.ClientID, c.ClientSecretEnv, c.ClientMetadataURL)
@@ -95,7 +95,7 @@ func (c *ServerConfig) Binding() string {
 
 // Validate checks every field and returns an [*Error] of [CategoryInvalid]
 // that names the first field breaking a rule.
-func (c *ServerConfig) Validate() error {
+func (c ServerConfig) Validate() error {
 	if err := ValidateID(c.ID); err != nil {
 		return err
 	}

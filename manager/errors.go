@@ -1,0 +1,205 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Causes set on contexts so a cancelled operation says why.
+var (
+	errCallTimeout    = errors.New("call timed out")
+	errCallCancelled  = errors.New("call cancelled by operation ID")
+	errConnectTimeout = errors.New("connect timed out")
+	errSuperseded     = errors.New("connection attempt superseded: the server was disconnected or reconfigured")
+	errClosed         = errors.New("manager closed")
+)
+
+// rejectedCode is the go-sdk's internal "rejected by transport" marker,
+// which says nothing about the remote server.
+const rejectedCode = -32005
+
+// classify turns any error from an operation on a server into an attributed
+// [*mcpgate.Error]. Its Message is composed here and may quote the remote
+// server's JSON-RPC message only after [sanitize]; the cause is kept in Err.
+func classify(ctx context.Context, what string, err error, obs *observation) *mcpgate.Error {
+	if err == nil {
+		return nil
+	}
+	var me *mcpgate.Error
+	if errors.As(err, &me) {
+		return me
+	}
+	status, tooLarge := obs.snapshot()
+	e := &mcpgate.Error{Err: err}
+	cause := context.Cause(ctx)
+	switch {
+	case tooLarge || errors.Is(err, errResponseTooLarge):
+		e.Category = mcpgate.CategoryProtocol
+		e.Message = what + ": the server's response exceeded the size bound"
+	case errors.Is(cause, errCallTimeout) || errors.Is(cause, errConnectTimeout) ||
+		(ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)) || errors.Is(err, context.DeadlineExceeded):
+		e.Category = mcpgate.CategoryTimeout
+		e.Message = what + ": timed out"
+	case errors.Is(cause, errCallCancelled) || errors.Is(err, errSuperseded) || errors.Is(err, errClosed) ||
+		errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		e.Category = mcpgate.CategoryCancelled
+		e.Message = what + ": cancelled"
+		if errors.Is(err, errSuperseded) {
+			e.Message = what + ": " + errSuperseded.Error()
+		}
+	case errors.Is(err, mcp.ErrSessionMissing):
+		e.Category = mcpgate.CategoryProtocol
+		e.HTTPStatus = http.StatusNotFound
+		e.Message = what + ": the server no longer knows this session (HTTP 404)"
+	case wireError(err) != nil:
+		we := wireError(err)
+		e.Category = mcpgate.CategoryRemote
+		e.Code = strconv.FormatInt(we.Code, 10)
+		e.HTTPStatus = httpErrorStatus(status)
+		e.Message = fmt.Sprintf("%s: the server answered with error %d", what, we.Code)
+		if msg := sanitize(we.Message, 200); msg != "" {
+			e.Message += ": " + msg
+		}
+	case status >= 400:
+		e.Category = mcpgate.CategoryHTTP
+		e.HTTPStatus = status
+		e.Message = fmt.Sprintf("%s: the server answered HTTP %d %s", what, status, http.StatusText(status))
+	case isNetworkError(err):
+		e.Category = mcpgate.CategoryNetwork
+		e.Message = what + ": " + networkReason(err)
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		e.Category = mcpgate.CategoryNetwork
+		e.Message = what + ": the connection to the server closed"
+	default:
+		e.Category = mcpgate.CategoryProtocol
+		e.Message = what + ": the server broke the protocol"
+	}
+	return e
+}
+
+func httpErrorStatus(status int) int {
+	if status >= 400 {
+		return status
+	}
+	return 0
+}
+
+// wireError finds a JSON-RPC error from the remote side in err's tree,
+// skipping the SDK's own transport marker.
+func wireError(err error) *jsonrpc.Error {
+	var found *jsonrpc.Error
+	walk(err, func(e error) bool {
+		if we, ok := e.(*jsonrpc.Error); ok && we.Code != rejectedCode {
+			found = we
+			return true
+		}
+		return false
+	})
+	return found
+}
+
+func walk(err error, f func(error) bool) bool {
+	if err == nil {
+		return false
+	}
+	if f(err) {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return walk(u.Unwrap(), f)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if walk(e, f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isNetworkError(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.As(err, &ne) || errors.As(err, &oe) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		strings.Contains(err.Error(), "connection reset") ||
+		strings.Contains(err.Error(), "server closed") ||
+		strings.Contains(err.Error(), "request terminated without response")
+}
+
+func networkReason(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused (is the server running?)"
+	case errors.As(err, &dns):
+		return "the server's host name could not be resolved"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET), strings.Contains(err.Error(), "connection reset"),
+		strings.Contains(err.Error(), "request terminated without response"):
+		return "the connection dropped before the server answered"
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "the network timed out"
+	}
+	return "could not reach the server"
+}
+
+var secretPatterns = regexp.MustCompile(`(?i)(bearer\s+)[^\s"']+|((?:token|secret|password|passwd|api[_-]?key|access_token|refresh_token|code|authorization)\s*[=:]\s*)[^\s&"',;]+|\b(?:sk|pk|rk|ghp|gho|ghs|xox[abp])[-_][A-Za-z0-9_-]{8,}`)
+
+// sanitize makes remote text fit to show a person: control characters
+// removed, anything that looks like a credential redacted, at most max
+// bytes (cut on a rune boundary).
+func sanitize(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') {
+			return -1
+		}
+		return r
+	}, s)
+	s = secretPatterns.ReplaceAllStringFunc(s, func(m string) string {
+		sub := secretPatterns.FindStringSubmatch(m)
+		switch {
+		case sub[1] != "":
+			return sub[1] + "[redacted]"
+		case sub[2] != "":
+			return sub[2] + "[redacted]"
+		}
+		return "[redacted]"
+	})
+	s = strings.TrimSpace(s)
+	if len(s) > max {
+		cut := max
+		for cut > 0 && (s[cut]&0xc0) == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// info converts an attributed error for Status.
+func info(e *mcpgate.Error) *ErrorInfo {
+	if e == nil {
+		return nil
+	}
+	return &ErrorInfo{Category: e.Category, HTTPStatus: e.HTTPStatus, Code: e.Code, Message: e.Message}
+}

@@ -1,0 +1,457 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The protocol versions mcpgate speaks. The go-sdk's default would first
+// send server/discover of an unreleased version; pinning avoids that.
+const protocolVersion = "2025-11-25"
+
+var acceptedVersions = []string{"2025-11-25", "2025-06-18"}
+
+// server supervises the sessions of one configured server.
+//
+// Locks: lifecycle serializes connect attempts, disconnects and
+// reconnects; mu guards everything else and is never held while talking to
+// the network. Take lifecycle before mu, never the other way round.
+type server struct {
+	m  *Manager
+	id string
+
+	lifecycle sync.Mutex
+
+	mu      sync.Mutex
+	cfg     mcpgate.ServerConfig
+	state   mcpgate.State
+	err     *mcpgate.Error
+	sess    *session // the live session; nil when there is none
+	attempt *attempt // the in-flight connect that callers share
+	// installing is the session whose catalogs are being loaded before it
+	// becomes current.
+	installing *session
+	// epoch is bumped by every disconnect, reconnect and barrier; an
+	// attempt started in an older epoch can never install its session.
+	epoch   uint64
+	catalog catalogs
+
+	notifyMu sync.Mutex // keeps OnStateChange calls for this server in order
+}
+
+// session is one live MCP session. Its id is the connectionId: every
+// operation that acts on "the current session" names the session it means,
+// and does nothing if that is no longer the current one.
+type session struct {
+	id       uint64
+	cs       *mcp.ClientSession
+	protocol string
+	caps     *mcp.ServerCapabilities
+
+	ctx    context.Context // cancelled when the session closes
+	cancel context.CancelFunc
+	// live is set once cs is assigned; background callbacks that fire
+	// during Connect (the GET stream starts inside it) check it first.
+	live atomic.Bool
+	// ended is closed when the SDK reports the session over.
+	ended chan struct{}
+	wg    sync.WaitGroup // background work of this session (refreshes, probes)
+	once  sync.Once
+}
+
+type attempt struct {
+	epoch  uint64
+	done   chan struct{}
+	cancel context.CancelCauseFunc
+	sess   *session
+	err    error
+}
+
+func newServer(m *Manager, cfg mcpgate.ServerConfig) *server {
+	return &server{m: m, id: cfg.ID, cfg: cfg, state: mcpgate.StateDisconnected}
+}
+
+func (s *server) config() mcpgate.ServerConfig {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+// ensure returns the live session, connecting if there is none. Concurrent
+// callers share one in-flight attempt. ctx bounds only this caller's wait:
+// the attempt itself runs to its own deadline so the others still get it.
+func (s *server) ensure(ctx context.Context) (*session, error) {
+	s.mu.Lock()
+	if !s.cfg.Enabled {
+		s.mu.Unlock()
+		return nil, mcpgate.Errorf(mcpgate.CategoryDisabled, "server %q is disabled; enable it with: mcpgate enable %s", s.id, s.id)
+	}
+	if s.sess != nil {
+		sess := s.sess
+		s.mu.Unlock()
+		return sess, nil
+	}
+	a := s.attempt
+	started := false
+	if a == nil {
+		a = s.startAttemptLocked()
+		started = true
+	}
+	s.mu.Unlock()
+	if started {
+		s.notify()
+	}
+	select {
+	case <-a.done:
+		return a.sess, a.err
+	case <-ctx.Done():
+		return nil, classify(ctx, "connecting", ctx.Err(), nil)
+	}
+}
+
+func (s *server) startAttemptLocked() *attempt {
+	ctx, cancel := context.WithCancelCause(s.m.ctx)
+	a := &attempt{epoch: s.epoch, done: make(chan struct{}), cancel: cancel}
+	s.attempt = a
+	s.state = mcpgate.StateConnecting
+	s.err = nil
+	s.m.wg.Add(1)
+	go func() {
+		defer s.m.wg.Done()
+		defer cancel(nil)
+		s.runAttempt(ctx, a)
+	}()
+	return a
+}
+
+func (s *server) runAttempt(ctx context.Context, a *attempt) {
+	s.lifecycle.Lock()
+	defer s.lifecycle.Unlock()
+
+	s.mu.Lock()
+	cfg := s.cfg
+	current := a.epoch == s.epoch
+	s.mu.Unlock()
+
+	var sess *session
+	var err error
+	if current {
+		sess, err = s.dial(ctx, cfg)
+	} else {
+		err = errSuperseded
+	}
+	if err == nil {
+		s.loadCatalogs(ctx, sess)
+	}
+
+	s.mu.Lock()
+	switch {
+	case a.epoch != s.epoch:
+		// A disconnect, reconnect or barrier happened meanwhile: this attempt
+		// must not install its session or touch the state.
+		err = classify(ctx, "connecting", errSuperseded, nil)
+	case err != nil:
+		s.setErrorLocked(err)
+	default:
+		s.sess = sess
+		s.state = mcpgate.StateReady
+		s.err = nil
+	}
+	if s.attempt == a {
+		s.attempt = nil
+	}
+	s.mu.Unlock()
+
+	if err != nil && sess != nil {
+		sess.close()
+		sess = nil
+	}
+	a.sess, a.err = sess, err
+	close(a.done)
+	s.notify()
+}
+
+// setErrorLocked records a failure: auth failures mean needs-auth, every
+// other failure means error.
+func (s *server) setErrorLocked(err error) {
+	var me *mcpgate.Error
+	if !errors.As(err, &me) {
+		me = &mcpgate.Error{Category: mcpgate.CategoryInternal, Message: "connecting failed", Err: err}
+	}
+	s.err = me
+	if me.Category == mcpgate.CategoryAuth {
+		s.state = mcpgate.StateNeedsAuth
+	} else {
+		s.state = mcpgate.StateError
+	}
+}
+
+// dial opens and initializes a new session.
+func (s *server) dial(ctx context.Context, cfg mcpgate.ServerConfig) (*session, error) {
+	m := s.m
+	ctx, cancel := context.WithTimeoutCause(ctx, m.opts.ConnectTimeout, errConnectTimeout)
+	defer cancel()
+	ctx, obs := withObservation(ctx)
+
+	token := ""
+	if cfg.Auth == mcpgate.AuthBearer && cfg.BearerTokenEnv != "" {
+		token = m.opts.Getenv(cfg.BearerTokenEnv)
+	}
+	sctx, scancel := context.WithCancel(m.ctx)
+	sess := &session{id: m.nextConnID.Add(1), ctx: sctx, cancel: scancel, ended: make(chan struct{})}
+
+	headers := func() (http.Header, error) {
+		h := make(http.Header, len(cfg.Headers))
+		for k, v := range cfg.Headers {
+			ev, err := mcpgate.ExpandRefs(v, m.opts.Getenv)
+			if err != nil {
+				return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "header %s: %v", k, err)
+			}
+			h.Set(k, ev)
+		}
+		h.Set("User-Agent", m.opts.ClientName+"/"+m.opts.ClientVersion)
+		return h, nil
+	}
+	if _, err := headers(); err != nil {
+		scancel()
+		return nil, err
+	}
+	httpClient := &http.Client{
+		Transport: &sessionTransport{
+			base:       m.base.Transport,
+			headers:    headers,
+			maxBody:    m.opts.Limits.MaxResponseBytes,
+			streamLost: func(err error) { s.streamLost(sess, err) },
+			logf:       func(f string, args ...any) { m.logf(s.id, f, args...) },
+		},
+		CheckRedirect: sameOriginRedirects,
+	}
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:     cfg.URL,
+		HTTPClient:   httpClient,
+		MaxRetries:   -1, // the stream supervisor reconnects; POST streams are not re-sent
+		OAuthHandler: &staticAuth{cfg: cfg, token: token},
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return s.elicit(ctx, req)
+		},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged(sess, kindTools) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.listChanged(sess, kindPrompts) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { s.listChanged(sess, kindResources) },
+		Logger:                     m.opts.Logger,
+	})
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil {
+		scancel()
+		return nil, classify(ctx, "connecting", err, obs)
+	}
+	sess.cs = cs
+	sess.live.Store(true)
+	res := cs.InitializeResult()
+	if res == nil || !slices.Contains(acceptedVersions, res.ProtocolVersion) {
+		v := ""
+		if res != nil {
+			v = res.ProtocolVersion
+		}
+		sess.close()
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryUnsupported,
+			Message: "connecting: the server speaks MCP " + sanitize(v, 40) + "; mcpgate speaks 2025-11-25 and 2025-06-18"}
+	}
+	sess.protocol = res.ProtocolVersion
+	sess.caps = res.Capabilities
+	if sess.caps == nil {
+		sess.caps = &mcp.ServerCapabilities{}
+	}
+	// Notice a session the SDK itself gave up on (a 404 on any request, a
+	// malformed message) as soon as it happens, not at the next call.
+	sess.wg.Add(1)
+	go func() {
+		defer sess.wg.Done()
+		err := cs.Wait()
+		close(sess.ended)
+		if sess.ctx.Err() != nil {
+			return // we closed it
+		}
+		s.sessionEnded(sess, err)
+	}()
+	return sess, nil
+}
+
+// close ends the session and waits for its background work. It is
+// idempotent and safe to call without any lock held.
+func (sess *session) close() {
+	sess.once.Do(func() {
+		sess.cancel()
+		if sess.cs != nil {
+			sess.cs.Close()
+		}
+	})
+	sess.wg.Wait()
+}
+
+// sessionEnded is called when the SDK reports the session over.
+func (s *server) sessionEnded(sess *session, err error) {
+	if errors.Is(err, mcp.ErrSessionMissing) {
+		// The server forgot the session: nothing is wrong with the server, a
+		// new session is made on next use.
+		s.drop(sess, mcpgate.StateDisconnected, nil)
+		return
+	}
+	s.drop(sess, mcpgate.StateError, classify(sess.ctx, "session", orClosed(err), nil))
+}
+
+func orClosed(err error) error {
+	if err == nil {
+		return mcp.ErrConnectionClosed
+	}
+	return err
+}
+
+// drop retires sess if it is still the current session, setting state and
+// error. A stale session (an older connectionId) changes nothing.
+func (s *server) drop(sess *session, state mcpgate.State, e *mcpgate.Error) bool {
+	s.mu.Lock()
+	if s.sess == nil || s.sess.id != sess.id {
+		s.mu.Unlock()
+		return false
+	}
+	s.sess = nil
+	s.state = state
+	s.err = e
+	if e != nil && e.Category == mcpgate.CategoryAuth {
+		s.state = mcpgate.StateNeedsAuth
+	}
+	s.mu.Unlock()
+	// Closing waits for the session's goroutines, one of which may be the
+	// caller; close in the background, tracked by the manager.
+	s.m.wg.Add(1)
+	go func() {
+		defer s.m.wg.Done()
+		sess.close()
+	}()
+	s.notify()
+	return true
+}
+
+// probe checks with a ping whether sess still works after something
+// suspicious (a lost stream, a dropped call) and retires it if not.
+func (s *server) probe(sess *session) {
+	ctx, cancel := context.WithTimeout(sess.ctx, 10*time.Second)
+	defer cancel()
+	ctx, obs := withObservation(ctx)
+	err := sess.cs.Ping(ctx, nil)
+	if err == nil || sess.ctx.Err() != nil {
+		return
+	}
+	if errors.Is(err, mcp.ErrSessionMissing) {
+		s.drop(sess, mcpgate.StateDisconnected, nil)
+		return
+	}
+	s.drop(sess, mcpgate.StateError, classify(ctx, "checking the session", err, obs))
+}
+
+// streamLost runs a probe in the background when the GET stream ends.
+func (s *server) streamLost(sess *session, err error) {
+	if sess.ctx.Err() != nil || !sess.live.Load() {
+		return
+	}
+	s.m.logf(s.id, "%v; checking the session", err)
+	sess.wg.Add(1)
+	go func() {
+		defer sess.wg.Done()
+		s.probe(sess)
+	}()
+}
+
+// disconnect closes the live session and cancels any in-flight attempt.
+func (s *server) disconnect(state mcpgate.State) { s.barrier(state, nil) }
+
+// barrier is the disconnect barrier. It bumps the epoch (so no attempt
+// started before it can install a session), cancels the in-flight attempt,
+// waits for the lifecycle lock, closes the live session, and applies change
+// (under mu) before anyone can connect again. When it returns, no session
+// from before it is open.
+func (s *server) barrier(state mcpgate.State, change func()) {
+	s.mu.Lock()
+	s.epoch++
+	if s.attempt != nil {
+		s.attempt.cancel(errSuperseded)
+		s.attempt = nil // callers from now on start a fresh attempt, queued behind us
+	}
+	s.mu.Unlock()
+
+	s.lifecycle.Lock()
+	s.mu.Lock()
+	sess := s.sess
+	s.sess = nil
+	s.state = state
+	s.err = nil
+	if change != nil {
+		change()
+	}
+	s.mu.Unlock()
+	if sess != nil {
+		sess.close()
+	}
+	s.lifecycle.Unlock()
+	s.notify()
+}
+
+// elicit routes a form elicitation to whoever can ask the person.
+func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	p := req.Params
+	if p == nil || p.Mode == "url" || s.m.opts.Elicit == nil {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	schema, err := json.Marshal(p.RequestedSchema)
+	if err != nil {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	res, err := s.m.opts.Elicit(ctx, &ElicitRequest{Server: s.id, Message: p.Message, Schema: schema})
+	if err != nil || res == nil {
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+	return res, nil
+}
+
+// status returns a snapshot.
+func (s *server) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{
+		ID:      s.id,
+		Name:    s.cfg.DisplayName(),
+		URL:     s.cfg.URL,
+		Auth:    s.cfg.Auth,
+		Enabled: s.cfg.Enabled,
+		State:   s.state,
+		Error:   info(s.err),
+	}
+	if s.sess != nil {
+		st.ConnectionID = s.sess.id
+		st.ProtocolVersion = s.sess.protocol
+	}
+	s.catalog.fill(&st, &s.cfg)
+	return st
+}
+
+func (s *server) notify() {
+	cb := s.m.opts.OnStateChange
+	if cb == nil {
+		return
+	}
+	s.notifyMu.Lock()
+	defer s.notifyMu.Unlock()
+	cb(s.status())
+}
