@@ -1,0 +1,554 @@
+package config
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mcpgate/mcpgate"
+)
+
+// Format names the client whose configuration [ParseImport] reads.
+type Format string
+
+// The formats ParseImport reads.
+const (
+	// FormatAuto detects the format from the file's shape: "servers" or
+	// "mcp.servers" is VS Code; "mcpServers" (or "projects") is the shape
+	// Claude Code, Claude Desktop and Cursor share.
+	FormatAuto Format = "auto"
+	// FormatClaude is Claude Code's .mcp.json and ~/.claude.json.
+	FormatClaude Format = "claude"
+	// FormatClaudeDesktop is claude_desktop_config.json.
+	FormatClaudeDesktop Format = "claude-desktop"
+	// FormatCursor is ~/.cursor/mcp.json (Windsurf's mcp_config.json too).
+	FormatCursor Format = "cursor"
+	// FormatVSCode is .vscode/mcp.json or the user settings.json.
+	FormatVSCode Format = "vscode"
+)
+
+// Formats returns every format ParseImport accepts, for help text.
+func Formats() []Format {
+	return []Format{FormatAuto, FormatClaude, FormatClaudeDesktop, FormatCursor, FormatVSCode}
+}
+
+// Skipped is an entry ParseImport did not import, and why.
+type Skipped struct {
+	// Name is the entry's name in the source file; a server from a Claude
+	// Code project reads "name (project /path)".
+	Name   string
+	Reason string
+}
+
+// Note is something a person must do for an imported server to work.
+type Note struct {
+	// Name is the ID the server was imported as.
+	Name string
+	Text string
+}
+
+// ImportResult is what ParseImport found. Every entry of the source is in
+// exactly one of Servers and Skipped.
+type ImportResult struct {
+	// Format is the format read; for FormatAuto, the one detected
+	// (FormatClaude stands for every "mcpServers" file).
+	Format Format
+	// Servers are valid and sorted by ID. They are enabled unless the
+	// source disabled them, and connect lazily.
+	Servers []mcpgate.ServerConfig
+	// Skipped is sorted by Name.
+	Skipped []Skipped
+	// Notes are sorted by Name; show them with the result.
+	Notes []Note
+}
+
+// ParseImport reads another client's MCP configuration; an empty format is
+// [FormatAuto]. Comments and trailing commas are accepted in every format
+// (VS Code writes them). Malformed JSON is an error of
+// [mcpgate.CategoryInvalid] giving the line and column.
+//
+// Entries that name a local command are skipped, except those running the
+// mcp-remote proxy, which are imported as the remote server they wrap. An
+// entry's auth is "none" when its headers carry an Authorization header and
+// "oauth" otherwise, which is what those clients do on a 401. ${VAR} and
+// ${env:VAR} references are kept as written. Names that are not valid
+// server IDs are lower-cased, other characters turned into "-" and cut to
+// 32, with the original kept as the display name.
+//
+// Claude Code's ~/.claude.json also holds servers per project
+// (projects.<path>.mcpServers, the "local" scope). They exist nowhere else,
+// so they are imported like the others; one that has the ID of an earlier
+// entry is skipped, with a reason saying whether it is the same server.
+func ParseImport(data []byte, format Format) (*ImportResult, error) {
+	if format == "" {
+		format = FormatAuto
+	}
+	if !slices.Contains(Formats(), format) {
+		return nil, invalidf("import format %q: must be one of auto, claude, claude-desktop, cursor, vscode", format)
+	}
+	data = stripJSONC(trimBOM(data))
+	if err := checkSyntax(data); err != nil {
+		return nil, invalidf("import: %v", err)
+	}
+	top, err := decodeObject(data)
+	if err != nil {
+		return nil, invalidf("import: top level: %v", err)
+	}
+	format, sources, err := locate(top, format)
+	if err != nil {
+		return nil, err
+	}
+	res := &ImportResult{Format: format}
+	res.add(sources)
+	slices.SortFunc(res.Servers, func(a, b mcpgate.ServerConfig) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortStableFunc(res.Skipped, func(a, b Skipped) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(res.Notes, func(a, b Note) int { return strings.Compare(a.Name, b.Name) })
+	return res, nil
+}
+
+// source is one object of server entries in an imported file.
+type source struct {
+	project string // the project path in ~/.claude.json; "" for the file's own list
+	members []member
+}
+
+func locate(top []member, format Format) (Format, []source, error) {
+	if format == FormatAuto {
+		format = FormatVSCode
+		if hasKey(top, "mcpServers") || hasKey(top, "projects") {
+			format = FormatClaude
+		} else if !hasKey(top, "servers") && !hasKey(top, "mcp") && !hasKey(top, "mcp.servers") {
+			return "", nil, invalidf(`import: cannot tell the format: no "mcpServers", "servers" or "mcp": {"servers"} object`)
+		}
+	}
+	var sources []source
+	var err error
+	if format == FormatVSCode {
+		sources, err = vscodeSources(top)
+	} else {
+		sources, err = mcpServersSources(top)
+	}
+	return format, sources, err
+}
+
+func hasKey(members []member, key string) bool {
+	_, ok := lookup(members, key)
+	return ok
+}
+
+// mcpServersSources finds the "mcpServers" object, and those of Claude
+// Code's projects.
+func mcpServersSources(top []member) ([]source, error) {
+	var sources []source
+	if raw, ok := lookup(top, "mcpServers"); ok {
+		members, err := decodeObject(raw)
+		if err != nil {
+			return nil, invalidf("import: mcpServers: %v", err)
+		}
+		sources = append(sources, source{members: members})
+	} else if !hasKey(top, "projects") {
+		return nil, invalidf(`import: no "mcpServers" object found`)
+	}
+	raw, ok := lookup(top, "projects")
+	if !ok {
+		return sources, nil
+	}
+	projects, err := decodeObject(raw)
+	if err != nil {
+		return nil, invalidf("import: projects: %v", err)
+	}
+	for _, p := range projects {
+		project, err := decodeObject(p.Value)
+		if err != nil {
+			continue // not a project record; nothing of ours in it
+		}
+		if raw, ok := lookup(project, "mcpServers"); ok {
+			members, err := decodeObject(raw)
+			if err != nil {
+				return nil, invalidf("import: projects[%q].mcpServers: %v", p.Key, err)
+			}
+			sources = append(sources, source{project: p.Key, members: members})
+		}
+	}
+	return sources, nil
+}
+
+// vscodeSources finds "servers" (.vscode/mcp.json) or "mcp": {"servers"}
+// (settings.json, also written "mcp.servers").
+func vscodeSources(top []member) ([]source, error) {
+	raw, ok := lookup(top, "servers")
+	if !ok {
+		raw, ok = lookup(top, "mcp.servers")
+	}
+	if mcp, found := lookup(top, "mcp"); !ok && found {
+		if members, err := decodeObject(mcp); err == nil {
+			raw, ok = lookup(members, "servers")
+		}
+	}
+	if !ok {
+		return nil, invalidf(`import: no "servers" (.vscode/mcp.json) or "mcp": {"servers"} (settings.json) object found`)
+	}
+	members, err := decodeObject(raw)
+	if err != nil {
+		return nil, invalidf("import: servers: %v", err)
+	}
+	return []source{{members: members}}, nil
+}
+
+// candidate is an entry that converted cleanly and still needs an ID.
+type candidate struct {
+	key, label string
+	project    string
+	cfg        mcpgate.ServerConfig
+	notes      []string
+}
+
+// add converts every entry of sources into a server or a skip. IDs are
+// handed out in a fixed order (the file's own list before projects, names
+// that are IDs already before names that need normalizing) so the same file
+// always imports the same way.
+func (r *ImportResult) add(sources []source) {
+	var cands []candidate
+	for _, src := range sources {
+		for _, m := range src.members {
+			label := m.Key
+			if src.project != "" {
+				label = fmt.Sprintf("%s (project %s)", m.Key, src.project)
+			}
+			cfg, notes, reason := convertEntry(m.Value)
+			if reason != "" {
+				r.Skipped = append(r.Skipped, Skipped{label, reason})
+				continue
+			}
+			cands = append(cands, candidate{m.Key, label, src.project, cfg, notes})
+		}
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(
+			cmp.Compare(rank(a.project != ""), rank(b.project != "")),
+			cmp.Compare(rank(mcpgate.ValidateID(a.key) != nil), rank(mcpgate.ValidateID(b.key) != nil)),
+			strings.Compare(a.key, b.key),
+			strings.Compare(a.project, b.project),
+		)
+	})
+	taken := make(map[string]candidate)
+	for _, c := range cands {
+		if reason := c.assignID(taken); reason != "" {
+			r.Skipped = append(r.Skipped, Skipped{c.label, reason})
+			continue
+		}
+		taken[c.cfg.ID] = c
+		r.Servers = append(r.Servers, c.cfg)
+		for _, n := range c.notes {
+			r.Notes = append(r.Notes, Note{c.cfg.ID, n})
+		}
+	}
+}
+
+// rank orders false before true.
+func rank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// assignID gives c its server ID, or says why it cannot be imported.
+func (c *candidate) assignID(taken map[string]candidate) (reason string) {
+	id, err := serverID(c.key)
+	if err != nil {
+		return err.Error()
+	}
+	c.cfg.ID = id
+	if id != c.key {
+		c.cfg.Name = c.key
+	}
+	if err := c.cfg.Validate(); err != nil {
+		return err.Error()
+	}
+	prev, ok := taken[id]
+	switch {
+	case !ok:
+		return ""
+	case prev.cfg.Binding() == c.cfg.Binding():
+		return fmt.Sprintf("the same server as %s, imported as %q", prev.label, id)
+	default:
+		return fmt.Sprintf("server ID %q is already taken by %s, a different server; add this one with another name", id, prev.label)
+	}
+}
+
+// serverID turns a client's server name into an mcpgate server ID.
+func serverID(name string) (string, error) {
+	if mcpgate.ValidateID(name) == nil {
+		return name, nil
+	}
+	mapped := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(name))
+	for strings.Contains(mapped, "--") {
+		mapped = strings.ReplaceAll(mapped, "--", "-")
+	}
+	id := strings.Trim(mapped, "-_")
+	id = strings.TrimRight(id[:min(len(id), 32)], "-_")
+	if mcpgate.ValidateID(id) != nil {
+		return "", fmt.Errorf("name %q: cannot be made into a server ID (^[a-z0-9][a-z0-9_-]{0,31}$); add it by hand with a name of your choice", name)
+	}
+	return id, nil
+}
+
+// foreignEntry is the union of what Claude Code, Claude Desktop, Cursor,
+// Windsurf and VS Code write for one server.
+type foreignEntry struct {
+	Type          string            `json:"type"`
+	URL           string            `json:"url"`
+	ServerURL     string            `json:"serverUrl"` // Windsurf
+	Headers       map[string]string `json:"headers"`
+	HeadersHelper string            `json:"headersHelper"` // Claude Code
+	Command       string            `json:"command"`
+	Args          []string          `json:"args"`
+	Env           map[string]string `json:"env"`
+	Disabled      bool              `json:"disabled"`      // Windsurf, Cline
+	DisabledTools []string          `json:"disabledTools"` // Windsurf, Cline
+	OAuth         *struct {
+		ClientID string `json:"clientId"`
+		Scopes   string `json:"scopes"` // space-separated
+	} `json:"oauth"` // Claude Code
+}
+
+// convertEntry turns one entry into a server without an ID, or says why it
+// cannot be imported.
+func convertEntry(raw json.RawMessage) (cfg mcpgate.ServerConfig, notes []string, reason string) {
+	if _, err := decodeObject(raw); err != nil {
+		return cfg, nil, "not a server entry: " + err.Error()
+	}
+	var fe foreignEntry
+	if err := json.Unmarshal(raw, &fe); err != nil {
+		return cfg, nil, "not a server entry: " + describeDecodeError(err)
+	}
+	if fe.HeadersHelper != "" {
+		return cfg, nil, `headersHelper runs a command to make headers, and mcpgate runs no commands: put the headers in "headers" with ${VAR} references`
+	}
+	typ := strings.ToLower(fe.Type)
+	rawURL, headers := cmp.Or(fe.URL, fe.ServerURL), fe.Headers
+	if fe.Command != "" {
+		remote, found, err := mcpRemote(fe.Command, fe.Args)
+		switch {
+		case !found:
+			return cfg, nil, fmt.Sprintf("runs the local command %q: %s", describeCommand(fe.Command, fe.Args), stdioRule)
+		case err != nil:
+			return cfg, nil, "mcp-remote: " + err.Error()
+		}
+		rawURL, headers, typ = remote.url, remote.headers, remote.transport
+	}
+	switch typ {
+	case "", "http", "streamable-http", "streamablehttp":
+	case "stdio":
+		return cfg, nil, stdioRule
+	case "sse":
+		return cfg, nil, sseRule + "; if the server also offers Streamable HTTP (often at /mcp), add that URL"
+	default:
+		return cfg, nil, fmt.Sprintf("type %q: not a transport mcpgate supports (Streamable HTTP only)", fe.Type)
+	}
+	if reason := checkRefs(rawURL, headers); reason != "" {
+		return cfg, nil, reason
+	}
+	cfg = mcpgate.ServerConfig{
+		URL:           rawURL,
+		Headers:       headers,
+		Enabled:       !fe.Disabled,
+		DisabledTools: fe.DisabledTools,
+	}
+	cfg.Auth = inferAuth(&cfg)
+	if fe.OAuth != nil {
+		cfg.ClientID = fe.OAuth.ClientID
+		cfg.Scopes = strings.Fields(fe.OAuth.Scopes)
+	}
+	return cfg, importNotes(cfg, typ, fe.Env), ""
+}
+
+// checkRefs refuses references mcpgate cannot resolve when it makes a
+// request: anything in the URL, VS Code's ${input:...} prompts, and ${...}
+// that is not an environment variable.
+func checkRefs(rawURL string, headers map[string]string) (reason string) {
+	if rawURL == "" {
+		return "no url: mcpgate connects to remote servers only"
+	}
+	if strings.Contains(rawURL, "${") {
+		return "url: uses a ${...} reference; mcpgate needs the URL itself"
+	}
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		v := headers[k]
+		if strings.Contains(v, "${input:") {
+			return fmt.Sprintf("header %q uses ${input:...}, a VS Code prompt mcpgate cannot answer: put the value in an environment variable and write ${env:NAME}", k)
+		}
+		if _, err := mcpgate.ExpandRefs(v, func(string) string { return "set" }); err != nil {
+			return fmt.Sprintf("header %q: %v", k, err)
+		}
+		for _, name := range mcpgate.EnvRefs(v) {
+			if editorVariables[name] {
+				return fmt.Sprintf("header %q uses ${%s}, an editor variable mcpgate cannot resolve: put the value in an environment variable and write ${env:NAME}", k, name)
+			}
+		}
+	}
+	return ""
+}
+
+// editorVariables are the predefined variables VS Code and Cursor expand in
+// MCP configs. They look like environment variable references, so without
+// this check they would be imported and fail on every request.
+var editorVariables = map[string]bool{
+	"userHome": true, "workspaceFolder": true, "workspaceFolderBasename": true,
+	"pathSeparator": true, "cwd": true, "execPath": true, "file": true,
+	"fileBasename": true, "fileDirname": true, "relativeFile": true,
+}
+
+// importNotes says what the person must still do. Variables the source
+// client set in the entry's "env" are not copied into mcpgate's config:
+// they are usually secrets, and mcpgate's file keeps references, not
+// values.
+func importNotes(cfg mcpgate.ServerConfig, typ string, env map[string]string) []string {
+	var notes []string
+	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
+		for _, name := range mcpgate.EnvRefs(cfg.Headers[k]) {
+			if _, ok := env[name]; ok {
+				notes = append(notes, fmt.Sprintf(`header %q reads ${%s}, which the source set in the entry's "env"; set %s in the environment mcpgate runs in`, k, name, name))
+			}
+		}
+	}
+	if u, err := url.Parse(cfg.URL); err == nil && typ == "" && strings.HasSuffix(u.Path, "/sse") {
+		notes = append(notes, "the URL ends in /sse, usually the legacy HTTP+SSE endpoint mcpgate cannot use; if connecting fails, use the server's Streamable HTTP URL (often /mcp)")
+	}
+	return notes
+}
+
+// describeCommand names a stdio server by its command and first
+// non-flag argument (usually the package), not by every argument, which
+// may hold a secret.
+func describeCommand(command string, args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return command + " " + a
+		}
+	}
+	return command
+}
+
+// remoteArgs is the remote server an mcp-remote command line wraps.
+type remoteArgs struct {
+	url       string
+	headers   map[string]string
+	transport string // "http", "sse" or "" when mcp-remote would try both
+}
+
+// mcpRemote reads an mcp-remote proxy command line, such as
+// npx -y mcp-remote@latest https://x/mcp --header "Authorization:${AUTH}":
+// the first http(s) argument after mcp-remote is the server, and each
+// --header "Name: value" a header. found is false when the command does not
+// run mcp-remote.
+func mcpRemote(command string, args []string) (r remoteArgs, found bool, err error) {
+	argv := append([]string{command}, args...)
+	i := slices.IndexFunc(argv, isMCPRemote)
+	if i < 0 {
+		return r, false, nil
+	}
+	rest := argv[i+1:]
+	for j := 0; j < len(rest); j++ {
+		flag, value, hasValue := strings.Cut(rest[j], "=")
+		switch flag {
+		case "--header", "--transport":
+			if !hasValue {
+				if j+1 == len(rest) {
+					return r, true, fmt.Errorf("%s: missing value", flag)
+				}
+				j++
+				value = rest[j]
+			}
+			if flag == "--transport" {
+				r.transport = remoteTransport(value)
+				continue
+			}
+			name, v, ok := strings.Cut(value, ":")
+			if name = strings.TrimSpace(name); !ok || name == "" {
+				// The value is not echoed: it may be a credential.
+				return r, true, fmt.Errorf(`--header: must be "Name: value"`)
+			}
+			if r.headers == nil {
+				r.headers = make(map[string]string)
+			}
+			r.headers[name] = strings.TrimSpace(v)
+		default:
+			lower := strings.ToLower(rest[j])
+			if r.url == "" && (strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "http://")) {
+				r.url = rest[j]
+			}
+		}
+	}
+	if r.url == "" {
+		return r, true, fmt.Errorf("no http(s) URL argument after mcp-remote")
+	}
+	return r, true, nil
+}
+
+// isMCPRemote reports whether a command-line word runs mcp-remote:
+// "mcp-remote", "mcp-remote@latest", "/usr/bin/mcp-remote", "mcp-remote.cmd".
+func isMCPRemote(word string) bool {
+	if strings.Contains(word, "://") {
+		return false
+	}
+	name := word[strings.LastIndexAny(word, `/\`)+1:]
+	if at := strings.LastIndexByte(name, '@'); at > 0 {
+		name = name[:at]
+	}
+	name = strings.TrimSuffix(strings.TrimSuffix(name, ".cmd"), ".exe")
+	return name == "mcp-remote"
+}
+
+func remoteTransport(strategy string) string {
+	switch strategy {
+	case "http-only":
+		return "http"
+	case "sse-only":
+		return "sse"
+	default: // http-first, sse-first: whichever the server answers
+		return ""
+	}
+}
+
+// Import adds every server of res, or none: if any has the ID of a
+// configured server and replace is false, it returns an error of
+// [mcpgate.CategoryConflict] listing them and changes nothing.
+func (f *File) Import(res *ImportResult, replace bool) error {
+	if res == nil {
+		return invalidf("import: nothing to import")
+	}
+	var taken []string
+	seen := make(map[string]bool)
+	for _, s := range res.Servers {
+		if err := s.Validate(); err != nil {
+			return err
+		}
+		if seen[s.ID] {
+			return invalidf("import: server %q is listed twice", s.ID)
+		}
+		seen[s.ID] = true
+		if _, ok := f.servers[s.ID]; ok && !replace {
+			taken = append(taken, s.ID)
+		}
+	}
+	if len(taken) > 0 {
+		slices.Sort(taken)
+		return mcpgate.Errorf(mcpgate.CategoryConflict, "servers already configured: %s; nothing was imported; use --replace to overwrite them",
+			strings.Join(taken, ", "))
+	}
+	for _, s := range res.Servers {
+		f.replace(s)
+	}
+	return nil
+}
