@@ -175,11 +175,10 @@ func ValidateID(id string) error {
 func ValidateURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return invalidf("url %q: not a valid URL", raw)
+		return invalidf("url: not a valid URL")
 	}
-	if u.Host == "" || u.Hostname() == "" {
-		return invalidf("url %q: must be absolute, with a host", raw)
-	}
+	raw = RedactURL(u)
+
 	if u.User != nil {
 		return invalidf("url: must not carry credentials (user:password@)")
 	}
@@ -187,17 +186,36 @@ func ValidateURL(raw string) error {
 		return invalidf("url %q: must not have a fragment", raw)
 	}
 	switch u.Scheme {
+	case "ws", "wss", "unix", "file", "stdio":
+		return invalidf("url %q: scheme %s is not supported; mcpgate connects to remote servers over Streamable HTTP only", raw, u.Scheme)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return invalidf("url %q: must be absolute, with a host", raw)
+	}
+	switch u.Scheme {
 	case "https":
 	case "http":
 		if !IsLoopbackHost(u.Hostname()) {
 			return invalidf("url %q: http is only allowed for loopback hosts (localhost, 127.0.0.0/8, [::1]); use https", raw)
 		}
-	case "ws", "wss", "unix", "file", "stdio":
-		return invalidf("url %q: scheme %s is not supported; mcpgate connects to remote servers over Streamable HTTP only", raw, u.Scheme)
 	default:
 		return invalidf("url %q: scheme must be https (or http for loopback)", raw)
 	}
 	return nil
+}
+
+// RedactURL shows a URL without what may carry a secret: user info, query
+// and fragment are replaced by "…".
+func RedactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	if c.RawQuery != "" {
+		c.RawQuery = "…"
+	}
+	if c.Fragment != "" {
+		c.Fragment = "…"
+	}
+	return c.String()
 }
 
 // IsLoopbackHost reports whether host (no port) is localhost, in
