@@ -29,7 +29,9 @@ type Options struct {
 	// server's request and must honour ctx.
 	Elicit func(ctx context.Context, req *ElicitRequest) (*mcp.ElicitResult, error)
 	// OnStateChange is called after a server's state changes, outside every
-	// lock, in order per server. It must not block for long.
+	// lock, one call at a time per server, with the status as it is then. It
+	// must not block for long or call back into the manager to connect or
+	// disconnect.
 	OnStateChange func(Status)
 	// ConnectTimeout bounds one connect attempt (initialize and the first
 	// catalog); zero means 30 s.

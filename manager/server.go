@@ -134,6 +134,14 @@ func (s *server) startAttemptLocked() *attempt {
 }
 
 func (s *server) runAttempt(ctx context.Context, a *attempt) {
+	s.connectSerialized(ctx, a)
+	close(a.done)
+	s.notify()
+}
+
+// connectSerialized dials under the lifecycle lock and installs the session
+// only if no barrier happened meanwhile.
+func (s *server) connectSerialized(ctx context.Context, a *attempt) {
 	s.lifecycle.Lock()
 	defer s.lifecycle.Unlock()
 
@@ -176,8 +184,6 @@ func (s *server) runAttempt(ctx context.Context, a *attempt) {
 		sess = nil
 	}
 	a.sess, a.err = sess, err
-	close(a.done)
-	s.notify()
 }
 
 // setErrorLocked records a failure: auth failures mean needs-auth, every
