@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -154,9 +155,8 @@ func objectArgs(args json.RawMessage) (json.RawMessage, error) {
 }
 
 // withSession runs op on the live session (connecting if needed) and
-// attributes its error. If the server answers 404 because it forgot the
-// session, op never reached it, so a new session is made and op runs once
-// more. A network failure triggers a ping so the state says whether the
+// attributes its error. If op certainly never ran on the server (see
+// neverExecuted), a new session is made and op runs once more. A network failure triggers a ping so the state says whether the
 // session survived; op itself is never repeated for it.
 func (s *server) withSession(ctx context.Context, what string, op func(context.Context, *session) error) error {
 	for try := 0; ; try++ {
@@ -174,10 +174,11 @@ func (s *server) withSession(ctx context.Context, what string, op func(context.C
 			return err // our own refusal, not the server's
 		}
 		e := classify(octx, what, err, obs)
-		switch {
-		case errors.Is(err, mcp.ErrSessionMissing) && try == 0:
+		if try == 0 && neverExecuted(err, obs) {
 			s.drop(sess, mcpgate.StateDisconnected, nil)
 			continue
+		}
+		switch {
 		case e.Category == mcpgate.CategoryAuth:
 			s.drop(sess, mcpgate.StateNeedsAuth, e)
 		case e.Category == mcpgate.CategoryNetwork:
@@ -193,6 +194,19 @@ func (s *server) withSession(ctx context.Context, what string, op func(context.C
 		}
 		return e
 	}
+}
+
+// neverExecuted reports whether an operation's failure proves the server
+// never ran it: its own request was answered 404 for an expired session, or
+// the session was already over so no request was sent at all. A call whose
+// request went out and then failed in any other way is in doubt, and is
+// never re-sent.
+func neverExecuted(err error, obs *observation) bool {
+	status, _ := obs.snapshot()
+	if status == http.StatusNotFound && errors.Is(err, mcp.ErrSessionMissing) {
+		return true
+	}
+	return obs.unsent() && (errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed))
 }
 
 // Prompts returns the server's prompts.

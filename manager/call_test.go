@@ -319,3 +319,38 @@ func TestPromptsAndResources(t *testing.T) {
 		t.Errorf("resource text %q", rr.Contents[0].Text)
 	}
 }
+
+// TestServerVariants runs the ordinary flow against the ways a
+// spec-following server may answer: with or without sessions, SSE or JSON
+// responses.
+func TestServerVariants(t *testing.T) {
+	for _, v := range []struct {
+		name string
+		opts fake.Options
+	}{
+		{"sessions-sse", fake.Options{}},
+		{"sessions-json", fake.Options{JSONResponse: true}},
+		{"stateless-sse", fake.Options{Stateless: true}},
+		{"stateless-json", fake.Options{Stateless: true, JSONResponse: true}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			srv := fake.Start(t, &v.opts)
+			m := newManager(t, nil, cfg("s", srv.URL))
+			ctx := ctxT(t, 10*time.Second)
+			res, err := m.CallTool(ctx, "s", "add", raw(`{"a":2,"b":3}`), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := text(t, res); got != "5" {
+				t.Errorf("add = %q", got)
+			}
+			if _, err := m.ReadResource(ctx, "s", "fake://readme"); err != nil {
+				t.Fatal(err)
+			}
+			st := mustStatus(t, m, "s")
+			if st.State != mcpgate.StateReady || st.Tools == 0 || st.Prompts == 0 || st.Resources == 0 {
+				t.Errorf("status %+v", st)
+			}
+		})
+	}
+}

@@ -276,3 +276,26 @@ func TestDisabledServerAndTool(t *testing.T) {
 		t.Errorf("unknown server: %v", err)
 	}
 }
+
+func TestCallInFlightWhenSessionExpiresIsNotResent(t *testing.T) {
+	srv := fake.Start(t, nil)
+	m := newManager(t, nil, cfg("s", srv.URL))
+	ctx := ctxT(t, 20*time.Second)
+	if err := m.Connect(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.CallTool(ctx, "s", "slow", raw(`{"seconds":3}`), nil)
+		done <- err
+	}()
+	eventually(t, "slow call running", func() bool { return srv.InFlight("slow") == 1 })
+	srv.ExpireSessions()
+	err := <-done
+	if err == nil {
+		t.Fatal("a call cut off by session expiry reported success")
+	}
+	if n := srv.Requests("tools/call"); n != 1 {
+		t.Errorf("a call in doubt was sent %d times, want 1", n)
+	}
+}

@@ -37,6 +37,7 @@ type sessionTransport struct {
 // observation collects what the HTTP layer saw for one operation.
 type observation struct {
 	mu       sync.Mutex
+	posts    int  // POST requests attempted
 	status   int  // first non-2xx status of a POST, else the last status
 	tooLarge bool // a response exceeded the body bound
 	wwwAuth  string
@@ -65,6 +66,22 @@ func (o *observation) record(status int) {
 	}
 }
 
+func (o *observation) sending() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.posts++
+}
+
+// unsent reports whether no request of this operation left the process.
+func (o *observation) unsent() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.posts == 0
+}
+
 func (o *observation) snapshot() (status int, tooLarge bool) {
 	if o == nil {
 		return 0, false
@@ -86,12 +103,15 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
 		return t.standaloneStream(req), nil
 	}
+	obs := observationFrom(req.Context())
+	if req.Method == http.MethodPost {
+		obs.sending()
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
 	if req.Method == http.MethodPost {
-		obs := observationFrom(req.Context())
 		obs.record(resp.StatusCode)
 		resp.Body = &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs}
 	}

@@ -1,0 +1,208 @@
+package fake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxBigBytes caps the size the big tool will produce, so a typo in a test
+// cannot eat the machine's memory.
+const MaxBigBytes = 64 << 20
+
+// ReadmeText is the text of the fake://readme resource.
+const ReadmeText = "This is the fake server's readme."
+
+// DataJSON is the content of the fake://data.json resource.
+const DataJSON = `{"name":"fake","items":[1,2,3],"nested":{"ok":true}}`
+
+// AskMessage is the message of the ask tool's elicitation.
+const AskMessage = "What is your name?"
+
+// askSchema is the ask tool's requested schema, exactly as sent.
+var askSchema = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","default":"Ada"},"lucky":{"type":"number","default":7}},"required":["name"]}`)
+
+type (
+	echoIn struct {
+		Text string `json:"text" jsonschema:"the text to echo back"`
+	}
+	addIn struct {
+		A float64 `json:"a" jsonschema:"the first addend"`
+		B float64 `json:"b" jsonschema:"the second addend"`
+	}
+	addOut struct {
+		Sum float64 `json:"sum"`
+	}
+	slowIn struct {
+		Seconds float64 `json:"seconds" jsonschema:"how long to work, in seconds"`
+	}
+	bigIn struct {
+		Bytes float64 `json:"bytes" jsonschema:"how many bytes of text to return"`
+	}
+	noIn struct{}
+)
+
+// addCatalog registers the fake server's tools, prompts and resources.
+func addCatalog(s *Server) {
+	addTool(s, &mcp.Tool{
+		Name:        "echo",
+		Description: "Echoes the given text back.",
+		Annotations: readOnly(),
+	}, echo)
+	addTool(s, &mcp.Tool{
+		Name:        "add",
+		Description: "Adds two numbers.",
+		Annotations: readOnly(),
+	}, func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+		sum := in.A + in.B
+		return textResult(strconv.FormatFloat(sum, 'g', -1, 64)), addOut{Sum: sum}, nil
+	})
+	addTool(s, &mcp.Tool{
+		Name:        "slow",
+		Description: "Works for the given number of seconds, then answers done. Honours cancellation.",
+		Annotations: readOnly(),
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+		t := time.NewTimer(time.Duration(in.Seconds * float64(time.Second)))
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return textResult("done"), nil, nil
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	})
+	addTool(s, &mcp.Tool{
+		Name:        "fail",
+		Description: "Always fails, the way tools report failure: a result with isError set.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
+	}, func(context.Context, *mcp.CallToolRequest, noIn) (*mcp.CallToolResult, any, error) {
+		res := textResult("the widget is broken")
+		res.IsError = true
+		return res, nil, nil
+	})
+	addTool(s, &mcp.Tool{
+		Name:        "ask",
+		Description: "Asks the user for their name (form elicitation) and reports the answer.",
+		// Not idempotent: the person may answer differently each time.
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, ask)
+	addTool(s, &mcp.Tool{
+		Name:        "big",
+		Description: "Returns one text content of the given size: lines of 100 'x' and a line break.",
+		Annotations: readOnly(),
+	}, func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
+		n := int(in.Bytes)
+		if n < 0 || n > MaxBigBytes {
+			return nil, nil, fmt.Errorf("bytes must be between 0 and %d", MaxBigBytes)
+		}
+		return textResult(pattern(n)), nil, nil
+	})
+
+	s.mcp.AddPrompt(&mcp.Prompt{
+		Name:        "greet",
+		Description: "Greets someone by name.",
+		Arguments:   []*mcp.PromptArgument{{Name: "name", Description: "who to greet", Required: true}},
+	}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		name := req.Params.Arguments["name"]
+		if name == "" {
+			// The go-sdk does not check required prompt arguments; servers do.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `missing required argument "name"`}
+		}
+		return promptResult("A greeting", "Hello, "+name+"!"), nil
+	})
+	s.mcp.AddPrompt(&mcp.Prompt{
+		Name:        "summarize",
+		Description: "Asks for a summary of the conversation, optionally in a style.",
+		Arguments:   []*mcp.PromptArgument{{Name: "style", Description: "for example: terse, bullet points"}},
+	}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		text := "Summarize the conversation so far."
+		if style := req.Params.Arguments["style"]; style != "" {
+			text += " Style: " + style + "."
+		}
+		return promptResult("A summary request", text), nil
+	})
+
+	addResource(s, &mcp.Resource{
+		URI:         "fake://readme",
+		Name:        "readme",
+		Description: "What this server is.",
+		MIMEType:    "text/plain",
+	}, ReadmeText)
+	addResource(s, &mcp.Resource{
+		URI:         "fake://data.json",
+		Name:        "data.json",
+		Description: "A little JSON document.",
+		MIMEType:    "application/json",
+	}, DataJSON)
+}
+
+// addTool registers a typed tool whose handler runs under Server.begin, so
+// every tool is counted in InFlight, records client cancellations and ends
+// when its session is forgotten or the server stops.
+func addTool[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		ctx, done := s.begin(ctx, t.Name, req.Session)
+		defer done()
+		return h(ctx, req, in)
+	})
+}
+
+func echo(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+	return textResult(in.Text), nil, nil
+}
+
+// ask elicits a name from the user. The request travels on the tool call's
+// own SSE response stream, or on the standalone GET stream in JSONResponse
+// mode; stateless servers cannot send it at all.
+func ask(ctx context.Context, req *mcp.CallToolRequest, _ noIn) (*mcp.CallToolResult, any, error) {
+	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         AskMessage,
+		RequestedSchema: askSchema,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, fmt.Errorf("elicitation failed: %w", err)
+	}
+	switch res.Action {
+	case "accept":
+		// The go-sdk has applied the schema's defaults, so lucky is always set.
+		return textResult(fmt.Sprintf("accepted: name=%v lucky=%v", res.Content["name"], res.Content["lucky"])), nil, nil
+	case "decline":
+		return textResult("declined"), nil, nil
+	case "cancel":
+		return textResult("cancelled"), nil, nil
+	}
+	return nil, nil, errors.New("elicitation answered with unknown action " + strconv.Quote(res.Action))
+}
+
+func addResource(s *Server, r *mcp.Resource, text string) {
+	s.mcp.AddResource(r, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.URI, MIMEType: r.MIMEType, Text: text}}}, nil
+	})
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+func promptResult(description, text string) *mcp.GetPromptResult {
+	return &mcp.GetPromptResult{
+		Description: description,
+		Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
+	}
+}
+
+func readOnly() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
+}
+
+func ptr[T any](v T) *T { return &v }
