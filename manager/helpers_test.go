@@ -3,6 +3,8 @@ package manager
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -77,6 +79,7 @@ func startGate(t *testing.T, target string) *gate {
 	g := &gate{arrived: make(chan struct{}, 100)}
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
 	proxy.FlushInterval = -1
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // cancelled held requests are expected
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		g.requests++
