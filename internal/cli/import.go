@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/spf13/cobra"
+)
+
+// maxImportBytes bounds an import file; agent configs are a few kilobytes,
+// ~/.claude.json can hold long histories.
+const maxImportBytes = 64 << 20
+
+type importOptions struct {
+	File    string
+	Format  *enumFlag
+	Replace bool
+}
+
+func newImportCmd(app *App) *cobra.Command {
+	opts := &importOptions{Format: newEnumFlag("auto", "auto", "claude", "claude-desktop", "cursor", "vscode")}
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Import servers from a Claude Code, Claude Desktop, Cursor or VS Code config",
+		Long: strings.TrimSpace(`
+Import the remote (HTTP) servers of another tool's MCP config. Local (stdio)
+servers and anything else mcpgate cannot connect to are listed as skipped,
+with the reason. A server whose name is already configured is refused unless
+--replace is given; either everything is imported or nothing is.
+
+FILE may be - to read standard input.`),
+		Example: examples(`
+  mcpgate import .mcp.json
+  mcpgate import ~/.claude.json --format claude
+  mcpgate import ~/.cursor/mcp.json
+  mcpgate import .vscode/mcp.json --replace`),
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			return runImport(app, opts)
+		},
+	}
+	cmd.Flags().Var(opts.Format, "format", "format of FILE: auto, claude, claude-desktop, cursor or vscode")
+	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "replace servers that are already configured")
+	return cmd
+}
+
+func runImport(app *App, opts *importOptions) error {
+	data, err := readImport(app, opts.File)
+	if err != nil {
+		return err
+	}
+	res, err := config.ParseImport(data, config.Format(opts.Format.value))
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", opts.File, err)
+	}
+	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
+	out := app.IO.Out
+	if len(res.Servers) > 0 {
+		if err := cfg.Import(res, opts.Replace); err != nil {
+			return err
+		}
+		if err := cfg.Save(); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Imported %d server(s) from %s (%s format) into %s:\n", len(res.Servers), opts.File, res.Format, cfg.Path)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		for _, s := range res.Servers {
+			fmt.Fprintf(tw, "  %s\t%s\tauth %s\n", s.ID, s.URL, s.Auth)
+		}
+		tw.Flush()
+	} else {
+		fmt.Fprintf(out, "Nothing to import from %s (%s format); the config is unchanged.\n", opts.File, res.Format)
+	}
+	if len(res.Notes) > 0 {
+		fmt.Fprintln(out, "Before using them:")
+		for _, n := range res.Notes {
+			fmt.Fprintf(out, "  %s: %s\n", n.Name, firstLine(n.Text, 300))
+		}
+	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(out, "Skipped %d:\n", len(res.Skipped))
+		for _, s := range res.Skipped {
+			fmt.Fprintf(out, "  %s: %s\n", firstLine(s.Name, 80), firstLine(s.Reason, 300))
+		}
+	}
+	return nil
+}
+
+func readImport(app *App, file string) ([]byte, error) {
+	var r io.Reader
+	if file == "-" {
+		r = app.IO.In
+	} else {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err // *PathError names the file and the reason
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxImportBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	if len(data) > maxImportBytes {
+		return nil, fmt.Errorf("reading %s: larger than %d MiB", file, maxImportBytes>>20)
+	}
+	return data, nil
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const claudeCodeFile = `{
+  "mcpServers": {
+    "docs": {"type": "http", "url": "https://docs.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}},
+    "files": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}
+  }
+}`
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestImportClaudeCode(t *testing.T) {
+	h := newHarness(t)
+	file := writeFile(t, ".mcp.json", claudeCodeFile)
+
+	r := h.mustRun(0, "import", file)
+	for _, want := range []string{"Imported 1 server(s)", "docs", "https://docs.example.com/mcp", "Skipped 1:", "files: "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("import output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(strings.ToLower(r.stdout), "stdio") {
+		t.Errorf("the skip reason does not say stdio:\n%s", r.stdout)
+	}
+	cfg := string(h.configBytes())
+	if !strings.Contains(cfg, "${DOCS_TOKEN}") || strings.Contains(cfg, "files") {
+		t.Errorf("config after import:\n%s", cfg)
+	}
+
+	// Importing again is refused as a whole, and changes nothing.
+	before := h.configBytes()
+	r = h.mustRun(exitFail, "import", file)
+	if !strings.Contains(r.stderr, "docs") || !strings.Contains(r.stderr, "--replace") {
+		t.Errorf("second import:\n%s", r)
+	}
+	if !bytes.Equal(h.configBytes(), before) {
+		t.Error("a refused import changed the config")
+	}
+	h.mustRun(0, "import", file, "--replace")
+}
+
+func TestImportFromStdinAndFormats(t *testing.T) {
+	h := newHarness(t)
+	vscode := `{"servers": {"remote": {"type": "http", "url": "https://r.example.com/mcp"}}}`
+	r := h.runIn(vscode, "import", "-", "--format", "vscode")
+	if r.code != 0 || !strings.Contains(r.stdout, "remote") || !strings.Contains(r.stdout, "vscode") {
+		t.Errorf("import - --format vscode:\n%s", r)
+	}
+}
+
+func TestImportBadInput(t *testing.T) {
+	h := newHarness(t)
+	h.mustRun(0, "add", "keep", "https://keep.example.com/mcp")
+	before := h.configBytes()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"malformed", []string{"import", writeFile(t, "bad.json", `{"mcpServers": {`)}, exitUsage, "import"},
+		{"unknown format", []string{"import", writeFile(t, "ok.json", claudeCodeFile), "--format", "zed"}, exitUsage, "must be one of"},
+		{"missing file", []string{"import", filepath.Join(t.TempDir(), "nope.json")}, exitFail, "nope.json"},
+		{"only stdio", []string{"import", writeFile(t, "stdio.json", `{"mcpServers": {"f": {"command": "x"}}}`)}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := h.run(tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("want exit %d and %q on stderr, got:\n%s", tt.code, tt.want, r)
+			}
+			if !bytes.Equal(h.configBytes(), before) {
+				t.Errorf("config changed:\n%s", h.configBytes())
+			}
+		})
+	}
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// harness runs mcpgate in-process with a temporary config and data dir and
+// an environment of its own, never the process's.
+type harness struct {
+	t       *testing.T
+	cfg     string
+	dataDir string
+	env     map[string]string
+	tty     bool // pretend stdin is a terminal
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	return &harness{
+		t:       t,
+		cfg:     filepath.Join(dir, "config.json"),
+		dataDir: filepath.Join(dir, "data"),
+		env:     map[string]string{},
+	}
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
+}
+
+// run runs mcpgate --config CFG --data-dir DATA args... with empty stdin.
+func (h *harness) run(args ...string) result {
+	h.t.Helper()
+	return h.runIn("", args...)
+}
+
+// runIn runs with stdin.
+func (h *harness) runIn(stdin string, args ...string) result {
+	h.t.Helper()
+	return h.runRaw(stdin, append([]string{"--config", h.cfg, "--data-dir", h.dataDir}, args...)...)
+}
+
+// runRaw runs exactly args.
+func (h *harness) runRaw(stdin string, args ...string) result {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	streams := &IO{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut, InTTY: h.tty}
+	code := run(ctx, args, streams, func(k string) string { return h.env[k] })
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// mustRun runs args and fails the test unless the exit code is want.
+func (h *harness) mustRun(want int, args ...string) result {
+	h.t.Helper()
+	r := h.run(args...)
+	if r.code != want {
+		h.t.Fatalf("mcpgate %s: want exit %d, got:\n%s", strings.Join(args, " "), want, r)
+	}
+	return r
+}
+
+// configBytes returns the config file's content, or nil when it does not
+// exist.
+func (h *harness) configBytes() []byte {
+	h.t.Helper()
+	b, err := os.ReadFile(h.cfg)
+	if err != nil && !os.IsNotExist(err) {
+		h.t.Fatal(err)
+	}
+	return b
+}

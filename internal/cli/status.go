@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/manager"
+	"github.com/spf13/cobra"
+)
+
+// statusWait bounds how long status waits for servers to connect; a server
+// still connecting after it is shown as connecting.
+const statusWait = 30 * time.Second
+
+type statusOptions struct {
+	ID   string
+	JSON bool
+}
+
+func newStatusCmd(app *App) *cobra.Command {
+	opts := &statusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "Connect and show the true state of each server",
+		Long: strings.TrimSpace(`
+Connect every enabled server (or just NAME) and show its state: ready,
+needs-auth or error, with the reason and the number of tools, prompts and
+resources. Disabled servers are listed without connecting.
+
+Exits 1 if a server is in error, 4 if one needs authorization.`),
+		Args: argsBetween(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.ID = args[0]
+			}
+			return runStatus(cmd.Context(), app, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print JSON: {"servers":[{"id","state","error",...}]}`)
+	return cmd
+}
+
+func runStatus(ctx context.Context, app *App, opts *statusOptions) error {
+	if opts.ID != "" {
+		if err := mcpgate.ValidateID(opts.ID); err != nil {
+			return err
+		}
+	}
+	m, err := app.Manager()
+	if err != nil {
+		return err
+	}
+	var ids []string
+	if opts.ID != "" {
+		st, err := m.Status(opts.ID)
+		if err != nil {
+			return err
+		}
+		if st.Enabled {
+			ids = []string{opts.ID}
+		}
+	} else {
+		for _, st := range m.Statuses() {
+			if st.Enabled {
+				ids = append(ids, st.ID)
+			}
+		}
+	}
+
+	waitCtx, cancel := context.WithTimeout(ctx, statusWait)
+	defer cancel()
+	// The errors are in each server's state, which is what we print.
+	forEachServer(waitCtx, app, ids, "Connecting", func(ctx context.Context, i int) error {
+		return m.Connect(ctx, ids[i])
+	})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	var statuses []manager.Status
+	if opts.ID != "" {
+		st, err := m.Status(opts.ID)
+		if err != nil {
+			return err
+		}
+		statuses = []manager.Status{st}
+	} else {
+		statuses = m.Statuses()
+	}
+	if opts.JSON {
+		if statuses == nil {
+			statuses = []manager.Status{}
+		}
+		if err := writeJSON(app.IO.Out, map[string]any{"servers": statuses}); err != nil {
+			return err
+		}
+	} else {
+		if len(statuses) == 0 {
+			fmt.Fprintln(app.IO.ErrOut, "No servers configured. Add one with: mcpgate add NAME URL")
+			return nil
+		}
+		if err := writeStatusTable(app.IO.Out, statuses); err != nil {
+			return err
+		}
+	}
+	return statusesError(statuses)
+}
+
+// statusesError decides the outcome of showing statuses that are already
+// printed: a server in error (or still not ready) fails, one that needs
+// authorization asks for it.
+func statusesError(statuses []manager.Status) error {
+	var needsAuth, failed bool
+	for _, st := range statuses {
+		switch {
+		case !st.Enabled:
+		case st.State == mcpgate.StateNeedsAuth:
+			needsAuth = true
+		case st.State != mcpgate.StateReady:
+			failed = true
+		}
+	}
+	switch {
+	case failed:
+		return &reportedError{Err: errors.New("a server is not ready")}
+	case needsAuth:
+		return &reportedError{Err: mcpgate.ErrAuthRequired}
+	}
+	return nil
+}
+
+func writeStatusTable(w io.Writer, statuses []manager.Status) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tAUTH\tTOOLS\tPROMPTS\tRESOURCES\tURL")
+	for _, st := range statuses {
+		state := string(st.State)
+		if !st.Enabled {
+			state = "disabled"
+		} else if st.Stale {
+			state += " (stale)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			st.ID, state, st.Auth, count(st.Tools), count(st.Prompts), count(st.Resources), st.URL)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, st := range statuses {
+		if st.Error != nil {
+			fmt.Fprintf(w, "%s: %s: %s\n", st.ID, st.State, describeError(st.Error))
+		}
+		for _, d := range st.Diagnostics {
+			fmt.Fprintf(w, "%s: note: %s\n", st.ID, firstLine(d, 300))
+		}
+	}
+	return nil
+}
+
+// statusLine is one server's state in a sentence.
+func statusLine(st manager.Status) string {
+	s := fmt.Sprintf("%s: %s", st.ID, st.State)
+	if st.State == mcpgate.StateReady {
+		s += fmt.Sprintf(" (%s tools, %s prompts, %s resources)", count(st.Tools), count(st.Prompts), count(st.Resources))
+	}
+	if st.Error != nil {
+		s += ": " + describeError(st.Error)
+	}
+	return s
+}
+
+// count shows a catalog size; -1 means never loaded.
+func count(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+// forEachServer runs f for each index of ids concurrently and returns the
+// errors by index. While it waits, a spinner on a terminal's stderr says what is
+// happening.
+func forEachServer(ctx context.Context, app *App, ids []string, verb string, f func(ctx context.Context, i int) error) []error {
+	errs := make([]error, len(ids))
+	if len(ids) == 0 {
+		return errs
+	}
+	var done atomic.Int32
+	stop := startProgress(app.IO.ErrOut, app.IO.ErrTTY, func() string {
+		if len(ids) == 1 {
+			return fmt.Sprintf("%s %s…", verb, ids[0])
+		}
+		return fmt.Sprintf("%s %d servers (%d done)…", verb, len(ids), done.Load())
+	})
+	defer stop()
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			errs[i] = f(ctx, i)
+			done.Add(1)
+		})
+	}
+	wg.Wait()
+	return errs
+}

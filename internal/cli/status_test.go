@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/fake"
+)
+
+// closedURL is a loopback endpoint where nothing listens.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/mcp"
+}
+
+func TestStatusNeedsAuthExits4(t *testing.T) {
+	srv := fake.Start(t, &fake.Options{BearerToken: "s3cret"})
+	h := newHarness(t)
+	h.env["TOKEN"] = "wrong"
+	h.mustRun(0, "add", "api", srv.URL, "--bearer-token-env", "TOKEN")
+
+	r := h.mustRun(exitAuth, "status", "--json")
+	var got struct {
+		Servers []struct {
+			State string `json:"state"`
+			Error *struct {
+				Category   string `json:"category"`
+				HTTPStatus int    `json:"httpStatus"`
+				Message    string `json:"message"`
+			} `json:"error"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Servers) != 1 || got.Servers[0].State != "needs-auth" || got.Servers[0].Error == nil ||
+		got.Servers[0].Error.Category != "auth" || got.Servers[0].Error.HTTPStatus != 401 {
+		t.Errorf("status --json:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout+r.stderr, "wrong") {
+		t.Error("the token's value was printed")
+	}
+
+	r = h.mustRun(exitAuth, "status", "api")
+	if !strings.Contains(r.stdout, "needs-auth") || !strings.Contains(r.stdout, "$TOKEN") {
+		t.Errorf("status api:\n%s", r)
+	}
+	r = h.mustRun(exitAuth, "call", "api", "echo", `{"text":"x"}`)
+	if !strings.Contains(r.stderr, "mcpgate: ") {
+		t.Errorf("call:\n%s", r)
+	}
+	h.mustRun(exitAuth, "list", "api")
+
+	h.env["TOKEN"] = "s3cret"
+	h.mustRun(0, "status", "api")
+	h.mustRun(0, "call", "api", "echo", `{"text":"x"}`)
+}
+
+func TestStatusErrorExits1(t *testing.T) {
+	h := newHarness(t)
+	h.mustRun(0, "add", "gone", closedURL(t))
+	r := h.mustRun(exitFail, "status")
+	if !strings.Contains(r.stdout, "error") || !strings.Contains(r.stdout, "gone: error: ") {
+		t.Errorf("status:\n%s", r)
+	}
+	r = h.mustRun(exitFail, "connect", "gone")
+	if !strings.HasPrefix(r.stderr, "mcpgate: ") {
+		t.Errorf("connect:\n%s", r)
+	}
+}
+
+func TestStatusSkipsDisabledServers(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	h.mustRun(0, "add", "off", closedURL(t), "--disabled")
+	h.mustRun(0, "add", "on", srv.URL)
+	r := h.mustRun(0, "status")
+	if !strings.Contains(r.stdout, "disabled") || !strings.Contains(r.stdout, "ready") {
+		t.Errorf("status:\n%s", r)
+	}
+	h.mustRun(0, "status", "off")
+	r = h.mustRun(0, "list")
+	if strings.Contains(r.stdout, "off") || strings.Contains(r.stderr, "off") {
+		t.Errorf("list mentions the disabled server:\n%s", r)
+	}
+}
+
+func TestStatusUnknownServer(t *testing.T) {
+	h := newHarness(t)
+	r := h.mustRun(exitFail, "status", "nope")
+	if !strings.Contains(r.stderr, "nope") {
+		t.Errorf("status nope:\n%s", r)
+	}
+	h.mustRun(exitUsage, "status", "NOPE!")
+	h.mustRun(exitUsage, "status", "a", "b")
+}
+
+// A server that fails is one line on stderr; the others are still listed,
+// and the exit code says something failed.
+func TestListAllWithAFailingServer(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	h.mustRun(0, "add", "good", srv.URL)
+	h.mustRun(0, "add", "bad", closedURL(t))
+
+	for _, cmd := range []string{"list", "prompts", "resources"} {
+		r := h.mustRun(exitFail, cmd)
+		if !strings.Contains(r.stdout, "good") || strings.Contains(r.stdout, "bad") {
+			t.Errorf("%s stdout:\n%s", cmd, r.stdout)
+		}
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "mcpgate: bad: could not list") {
+			t.Errorf("%s stderr:\n%s", cmd, r.stderr)
+		}
+	}
+	r := h.mustRun(exitFail, "list", "--json")
+	var got struct {
+		Servers []struct {
+			ID    string            `json:"id"`
+			Tools []json.RawMessage `json:"tools"`
+			Error *struct {
+				Category string `json:"category"`
+			} `json:"error"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Servers) != 2 || got.Servers[0].ID != "bad" || got.Servers[0].Error == nil ||
+		got.Servers[0].Error.Category != "network" || got.Servers[1].ID != "good" || len(got.Servers[1].Tools) != 6 {
+		t.Errorf("list --json:\n%s", r.stdout)
+	}
+}
+
+func TestConnectDisconnectReconnect(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	h.mustRun(0, "add", "demo", srv.URL)
+	r := h.mustRun(0, "connect", "demo")
+	if !strings.HasPrefix(r.stdout, "demo: ready (6 tools, 2 prompts, 2 resources)") {
+		t.Errorf("connect: %q", r.stdout)
+	}
+	r = h.mustRun(0, "reconnect", "demo")
+	if !strings.HasPrefix(r.stdout, "demo: ready") {
+		t.Errorf("reconnect: %q", r.stdout)
+	}
+	r = h.mustRun(0, "disconnect", "demo")
+	if !strings.HasPrefix(r.stdout, "demo: disconnected") {
+		t.Errorf("disconnect: %q", r.stdout)
+	}
+}
