@@ -271,7 +271,7 @@ func (s *server) dial(ctx context.Context, cfg mcpgate.ServerConfig) (*session, 
 			v = res.ProtocolVersion
 		}
 		sess.close()
-		return nil, &mcpgate.Error{Category: mcpgate.CategoryUnsupported,
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol,
 			Message: "connecting: the server speaks MCP " + sanitize(v, 40) + "; mcpgate speaks 2025-11-25 and 2025-06-18"}
 	}
 	sess.protocol = res.ProtocolVersion

@@ -19,7 +19,7 @@ const (
 )
 
 // exitCode is the one place that decides how an error ends the process:
-// usage errors and invalid input 2, authorization needed 4, anything else 1.
+// usage errors and invalid or unsupported input 2, authorization needed 4, anything else 1.
 func exitCode(err error) int {
 	if err == nil {
 		return exitOK
@@ -28,7 +28,8 @@ func exitCode(err error) int {
 		return exitUsage
 	}
 	switch mcpgate.CategoryOf(err) {
-	case mcpgate.CategoryInvalid:
+	case mcpgate.CategoryInvalid, mcpgate.CategoryUnsupported:
+		// Unsupported comes only from input: a stdio or SSE entry.
 		return exitUsage
 	case mcpgate.CategoryAuth:
 		return exitAuth
