@@ -1,0 +1,161 @@
+// Package store defines where mcpgate keeps what must survive a process:
+// credentials, OAuth client registrations, in-flight login state and
+// pending interactions. Backends live in sub-packages (store/sqlite, later
+// store/postgres); store/storetest is the one behavioural suite every
+// backend passes; store/seal encrypts the secret fields.
+//
+// Every secret field (tokens, client secrets, PKCE verifiers) is sealed by
+// the backend with AES-256-GCM before it is written, with the record's
+// binding as additional data, so a sealed value copied to another row does
+// not open.
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// ErrNotFound is returned when a record does not exist (or has expired).
+var ErrNotFound = errors.New("not found")
+
+// ErrSealed is returned when a sealed value cannot be opened: wrong key, or
+// a value moved to a record with another binding.
+var ErrSealed = errors.New("sealed value cannot be opened with this key and binding")
+
+// Binding is what a credential is bound to. A credential is only ever sent
+// to the server it was bound to, obtained from the issuer it names, for the
+// client and redirect URI it names.
+type Binding struct {
+	Tenant      string `json:"tenant,omitempty"` // "" for a single user
+	Server      string `json:"server"`           // server ID
+	Resource    string `json:"resource"`         // the MCP server URL (RFC 8707 resource)
+	Issuer      string `json:"issuer,omitempty"` // authorization server; "" for bearer tokens
+	ClientID    string `json:"clientId,omitempty"`
+	RedirectURI string `json:"redirectUri,omitempty"`
+}
+
+// AAD is the additional data sealed values of this binding are bound to.
+func (b Binding) AAD() []byte {
+	return []byte(strings.Join([]string{"mcpgate-credential-v1", b.Tenant, b.Server, b.Resource, b.Issuer, b.ClientID, b.RedirectURI}, "\x00"))
+}
+
+// CredentialKind says what a credential holds.
+type CredentialKind string
+
+// Credential kinds.
+const (
+	KindOAuth  CredentialKind = "oauth"
+	KindBearer CredentialKind = "bearer"
+)
+
+// Credential is one server's login for one tenant. The primary key is
+// (Tenant, Server).
+type Credential struct {
+	Binding
+	Kind         CredentialKind
+	AccessToken  string // sealed at rest
+	TokenType    string
+	RefreshToken string // sealed at rest
+	Expiry       time.Time
+	Scopes       []string // granted scopes
+	// StepUpScopes are the scopes a 403 insufficient_scope challenge asked
+	// for; the next login requests them. StepUpCount counts logins in a row
+	// for that same challenge.
+	StepUpScopes []string
+	StepUpCount  int
+	UpdatedAt    time.Time
+}
+
+// Registration is an OAuth client registered with (or configured for) an
+// authorization server. The primary key is (Tenant, Issuer, RedirectURI).
+type Registration struct {
+	Tenant                  string
+	Issuer                  string
+	RedirectURI             string
+	ClientID                string
+	ClientSecret            string // sealed at rest
+	ClientSecretExpiresAt   time.Time
+	TokenEndpointAuthMethod string // client_secret_basic, client_secret_post, none, private_key_jwt
+	CreatedAt               time.Time
+}
+
+// AAD binds a registration's sealed secret to its key.
+func (r *Registration) AAD() []byte {
+	return []byte(strings.Join([]string{"mcpgate-registration-v1", r.Tenant, r.Issuer, r.RedirectURI, r.ClientID}, "\x00"))
+}
+
+// Flow is the state of one interactive login between sending the person to
+// the authorization server and the callback. The primary key is State.
+type Flow struct {
+	State       string // random, unguessable; the key
+	Tenant      string
+	Server      string
+	Verifier    string // PKCE code verifier, sealed at rest
+	Issuer      string
+	ClientID    string
+	RedirectURI string
+	Resource    string
+	Scopes      []string
+	Expiry      time.Time
+}
+
+// AAD binds a flow's sealed verifier to its state.
+func (f *Flow) AAD() []byte {
+	return []byte(strings.Join([]string{"mcpgate-flow-v1", f.State, f.Tenant, f.Server, f.Issuer, f.ClientID}, "\x00"))
+}
+
+// Interaction is something waiting for a person: a login to finish or a
+// form elicitation to answer. Its ID and Message are never secrets.
+type Interaction struct {
+	ID        string
+	Tenant    string
+	Server    string
+	Kind      string // "login" or "elicitation"
+	Message   string
+	Payload   []byte // JSON, kind-specific; never secret
+	CreatedAt time.Time
+	Expiry    time.Time
+}
+
+// UpdateFunc decides a credential's next value under its lock. cur is the
+// credential as stored after the lock was taken (nil if none). Returning
+// cur itself changes nothing; nil deletes; anything else is written. A
+// non-nil error is returned by UpdateCredential after the change (if any)
+// is committed, so a deletion can carry its reason.
+type UpdateFunc func(ctx context.Context, cur *Credential) (next *Credential, err error)
+
+// Store is implemented by every backend. All methods are safe for
+// concurrent use by many goroutines and, for the same data directory or
+// database, by many processes.
+type Store interface {
+	// GetCredential returns ErrNotFound when there is none.
+	GetCredential(ctx context.Context, tenant, server string) (*Credential, error)
+	PutCredential(ctx context.Context, c *Credential) error
+	// DeleteCredential succeeds when there is nothing to delete.
+	DeleteCredential(ctx context.Context, tenant, server string) error
+	// UpdateCredential runs fn holding the credential's lock, which excludes
+	// every other UpdateCredential of the same (tenant, server) in this and
+	// every other process sharing the store, and commits its decision. fn
+	// may do network I/O (a token refresh); the lock is held meanwhile.
+	UpdateCredential(ctx context.Context, tenant, server string, fn UpdateFunc) (*Credential, error)
+
+	// GetRegistration returns ErrNotFound when there is none.
+	GetRegistration(ctx context.Context, tenant, issuer, redirectURI string) (*Registration, error)
+	PutRegistration(ctx context.Context, r *Registration) error
+	DeleteRegistration(ctx context.Context, tenant, issuer, redirectURI string) error
+
+	PutFlow(ctx context.Context, f *Flow) error
+	// TakeFlow returns and deletes the flow; a flow is taken at most once,
+	// and an expired one is ErrNotFound.
+	TakeFlow(ctx context.Context, state string) (*Flow, error)
+
+	PutInteraction(ctx context.Context, i *Interaction) error
+	// Interactions lists a tenant's unexpired interactions, oldest first.
+	Interactions(ctx context.Context, tenant string) ([]*Interaction, error)
+	// DeleteInteraction succeeds when there is nothing to delete.
+	DeleteInteraction(ctx context.Context, tenant, id string) error
+
+	Close() error
+}
