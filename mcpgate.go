@@ -21,6 +21,15 @@ const (
 	AuthOAuth  AuthKind = "oauth"
 )
 
+// Grant is an OAuth grant type mcpgate can use.
+type Grant string
+
+// The supported grants.
+const (
+	GrantAuthorizationCode Grant = "authorization_code"
+	GrantClientCredentials Grant = "client_credentials"
+)
+
 // DefaultCallTimeout bounds a tool call when the server sets no timeout.
 const DefaultCallTimeout = 60 * time.Second
 
@@ -44,6 +53,12 @@ type ServerConfig struct {
 	ClientID          string
 	ClientSecretEnv   string
 	ClientMetadataURL string
+	// Grant is the OAuth grant: authorization_code (a person signs in,
+	// the default) or client_credentials (a machine, no person).
+	Grant Grant
+	// PrivateKeyFile is a PEM key (ES256 or RS256) for private_key_jwt
+	// client authentication with client_credentials.
+	PrivateKeyFile string
 	// BearerTokenEnv names the environment variable holding the bearer token.
 	BearerTokenEnv string
 	// Headers are sent with every request; values may reference ${VAR} or
@@ -80,8 +95,8 @@ func (c ServerConfig) ToolEnabled(tool string) bool {
 // credential never reaches a server it was not meant for.
 func (c ServerConfig) Binding() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "url=%s\nauth=%s\nbearer=%s\nclient=%s\nsecret=%s\nmeta=%s\n",
-		c.URL, c.Auth, c.BearerTokenEnv, c.ClientID, c.ClientSecretEnv, c.ClientMetadataURL)
+	fmt.Fprintf(&b, "url=%s\nauth=%s\nbearer=%s\nclient=%s\nsecret=%s\nmeta=%s\ngrant=%s\nkey=%s\n",
+		c.URL, c.Auth, c.BearerTokenEnv, c.ClientID, c.ClientSecretEnv, c.ClientMetadataURL, c.Grant, c.PrivateKeyFile)
 	keys := make([]string, 0, len(c.Headers))
 	for k := range c.Headers {
 		keys = append(keys, k)
@@ -115,6 +130,27 @@ func (c ServerConfig) Validate() error {
 	}
 	if c.Auth != AuthBearer && c.BearerTokenEnv != "" {
 		return invalidf("server %q: bearerTokenEnv: only allowed with auth bearer", c.ID)
+	}
+	switch c.Grant {
+	case "", GrantAuthorizationCode:
+	case GrantClientCredentials:
+		if c.Auth != AuthOAuth {
+			return invalidf("server %q: grant: client_credentials needs auth oauth", c.ID)
+		}
+		if c.ClientID == "" {
+			return invalidf("server %q: grant: client_credentials needs a clientId", c.ID)
+		}
+		if c.ClientSecretEnv == "" && c.PrivateKeyFile == "" {
+			return invalidf("server %q: grant: client_credentials needs clientSecretEnv or privateKeyFile", c.ID)
+		}
+	default:
+		return invalidf("server %q: grant %q: must be authorization_code or client_credentials", c.ID, c.Grant)
+	}
+	if c.PrivateKeyFile != "" && c.Grant != GrantClientCredentials {
+		return invalidf("server %q: privateKeyFile: only used with grant client_credentials", c.ID)
+	}
+	if c.Auth != AuthOAuth && (c.ClientID != "" || c.ClientSecretEnv != "" || c.ClientMetadataURL != "" || c.Grant != "") {
+		return invalidf("server %q: clientId, clientSecretEnv, clientMetadataUrl and grant are only used with auth oauth", c.ID)
 	}
 	if c.ClientSecretEnv != "" && !envName.MatchString(c.ClientSecretEnv) {
 		return invalidf("server %q: clientSecretEnv %q: must be an environment variable name", c.ID, c.ClientSecretEnv)
