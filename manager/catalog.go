@@ -202,7 +202,7 @@ func fetch[T any](ctx context.Context, lim Limits, what string,
 	var diags []string
 	note := func(format string, args ...any) {
 		if len(diags) < 20 {
-			diags = append(diags, sanitize(fmt.Sprintf(format, args...), 300))
+			diags = append(diags, mcpgate.Sanitize(fmt.Sprintf(format, args...), 300))
 		} else if len(diags) == 20 {
 			diags = append(diags, what+": more entries dropped")
 		}
@@ -268,7 +268,7 @@ func validName(name string) error {
 	case !utf8.ValidString(name):
 		return fmt.Errorf("name is not valid UTF-8")
 	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
-		return fmt.Errorf("name %q contains spaces or control characters", sanitize(name, 60))
+		return fmt.Errorf("name %q contains spaces or control characters", mcpgate.Sanitize(name, 60))
 	}
 	return nil
 }

@@ -121,7 +121,7 @@ func clone(c mcpgate.ServerConfig) mcpgate.ServerConfig {
 
 func (m *Manager) logf(server, format string, args ...any) {
 	if m.opts.Logger != nil {
-		m.opts.Logger.Info(sanitize(fmt.Sprintf(format, args...), 500), slog.String("server", server))
+		m.opts.Logger.Info(mcpgate.Sanitize(fmt.Sprintf(format, args...), 500), slog.String("server", server))
 	}
 }
 

@@ -272,7 +272,7 @@ func (s *server) dial(ctx context.Context, cfg mcpgate.ServerConfig) (*session, 
 		}
 		sess.close()
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol,
-			Message: "connecting: the server speaks MCP " + sanitize(v, 40) + "; mcpgate speaks 2025-11-25 and 2025-06-18"}
+			Message: "connecting: the server speaks MCP " + mcpgate.Sanitize(v, 40) + "; mcpgate speaks 2025-11-25 and 2025-06-18"}
 	}
 	sess.protocol = res.ProtocolVersion
 	sess.caps = res.Capabilities
