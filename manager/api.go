@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,6 +40,17 @@ type Options struct {
 	// Limits bound what a remote server can make mcpgate hold; zero fields
 	// take the defaults in [DefaultLimits].
 	Limits Limits
+	// Authorizer supplies the authorization of servers with auth oauth, and
+	// of bearer servers whose token is stored rather than read from the
+	// environment (see oauth.Client). Nil leaves such servers needs-auth.
+	Authorizer Authorizer
+}
+
+// Authorizer gives the go-sdk OAuthHandler for a server's sessions. Its
+// handlers must never start an interactive login: when a person is needed
+// they return an error of category auth, and the server becomes needs-auth.
+type Authorizer interface {
+	Handler(cfg mcpgate.ServerConfig) auth.OAuthHandler
 }
 
 // Limits bound catalogs and results.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -245,7 +246,7 @@ func (s *server) dial(ctx context.Context, cfg mcpgate.ServerConfig) (*session, 
 		Endpoint:     cfg.URL,
 		HTTPClient:   httpClient,
 		MaxRetries:   -1, // the stream supervisor reconnects; POST streams are not re-sent
-		OAuthHandler: &staticAuth{cfg: cfg, token: token},
+		OAuthHandler: s.authHandler(cfg, token),
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{},
@@ -292,6 +293,17 @@ func (s *server) dial(ctx context.Context, cfg mcpgate.ServerConfig) (*session, 
 		s.sessionEnded(sess, err)
 	}()
 	return sess, nil
+}
+
+// authHandler picks who authorizes requests: the Authorizer for OAuth and
+// stored bearer tokens, else the static handler (none, or a bearer token
+// from the environment).
+func (s *server) authHandler(cfg mcpgate.ServerConfig, envToken string) auth.OAuthHandler {
+	stored := cfg.Auth == mcpgate.AuthOAuth || (cfg.Auth == mcpgate.AuthBearer && cfg.BearerTokenEnv == "")
+	if stored && s.m.opts.Authorizer != nil {
+		return s.m.opts.Authorizer.Handler(cfg)
+	}
+	return &staticAuth{cfg: cfg, token: envToken}
 }
 
 // close ends the session and waits for its background work. It is

@@ -1,0 +1,74 @@
+package oauth
+
+import (
+	"fmt"
+
+	"github.com/mcpgate/mcpgate"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/store"
+)
+
+// Options configure a [Client]. A nil *Options is not allowed: Store is
+// required. The struct is copied by [New].
+type Options struct {
+	// Store keeps credentials, registrations and login state.
+	Store store.Store
+	// Tenant is the tenant whose credentials this client uses; "" for a
+	// single user.
+	Tenant string
+	// HTTPClient sends discovery, registration and token requests. Nil
+	// means a client with dial and TLS timeouts. Redirects are never
+	// followed.
+	HTTPClient *http.Client
+	// Getenv reads client secrets named by clientSecretEnv; nil is os.Getenv.
+	Getenv func(string) string
+	// ClientName is sent in dynamic registration; default "mcpgate".
+	ClientName string
+	// Logger receives diagnostics; never secrets.
+	Logger *slog.Logger
+}
+
+// Client is the MCP authorization client: discovery, registration, logins,
+// refresh, step-up and logout for the servers of one tenant. It is safe for
+// concurrent use.
+type Client struct {
+	opts Options
+	http *http.Client
+	now  func() time.Time
+
+	mu      sync.Mutex
+	asCache map[string]cachedASM
+}
+
+// New returns a client over opts.Store.
+func New(opts *Options) *Client {
+	o := *opts
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.ClientName == "" {
+		o.ClientName = "mcpgate"
+	}
+	base := o.HTTPClient
+	if base == nil {
+		base = &http.Client{Transport: http.DefaultTransport}
+	}
+	return &Client{opts: o, http: noRedirects(base), now: time.Now, asCache: make(map[string]cachedASM)}
+}
+
+func (c *Client) logf(server, format string, args ...any) {
+	if c.opts.Logger != nil {
+		c.opts.Logger.Info(sanitizeText(format, args...), slog.String("server", server))
+	}
+}
+
+// sanitizeText formats remote-influenced text for people: controls removed,
+// credentials redacted, bounded.
+func sanitizeText(format string, args ...any) string {
+	return mcpgate.Sanitize(fmt.Sprintf(format, args...), 300)
+}

@@ -1,0 +1,204 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// discoveryErrorf reports metadata that breaks a rule: the server or its
+// authorization server is misconfigured or hostile, and logging in again
+// would not help.
+func discoveryErrorf(format string, args ...any) *mcpgate.Error {
+	return mcpgate.Errorf(mcpgate.CategoryProtocol, "authorization discovery: "+format, args...)
+}
+
+// challenge is what a 401 or 403 WWW-Authenticate Bearer challenge said.
+type challenge struct {
+	resourceMetadata string
+	scope            []string
+	errorCode        string
+}
+
+func parseChallenge(headers []string) challenge {
+	var ch challenge
+	cs, err := oauthex.ParseWWWAuthenticate(headers)
+	if err != nil {
+		return ch
+	}
+	for _, c := range cs {
+		if c.Scheme != "bearer" {
+			continue
+		}
+		ch.resourceMetadata = c.Params["resource_metadata"]
+		ch.scope = strings.Fields(c.Params["scope"])
+		ch.errorCode = c.Params["error"]
+		break
+	}
+	return ch
+}
+
+// metadata is what discovery found for one server.
+type metadata struct {
+	resource string // canonical server URL
+	prm      *oauthex.ProtectedResourceMetadata
+	issuers  []string
+}
+
+// discoverResource finds and checks the protected resource metadata
+// (RFC 9728) of serverURL: from the challenge's resource_metadata when it is
+// same-origin with the server, else the path-aware then the root
+// well-known location.
+func (c *Client) discoverResource(ctx context.Context, serverURL string, ch challenge) (*metadata, error) {
+	server, err := url.Parse(serverURL)
+	if err != nil {
+		return nil, discoveryErrorf("server URL does not parse")
+	}
+	var candidates []string
+	if ch.resourceMetadata != "" {
+		u, err := checkEndpoint("resource_metadata", ch.resourceMetadata)
+		if err != nil {
+			return nil, err
+		}
+		if !sameOrigin(u, server) {
+			return nil, discoveryErrorf("resource_metadata %s is on another origin than the server %s://%s; refusing it", mcpgate.RedactURL(u), server.Scheme, server.Host)
+		}
+		candidates = []string{u.String()}
+	} else {
+		base := url.URL{Scheme: server.Scheme, Host: server.Host}
+		path := strings.TrimSuffix(server.EscapedPath(), "/")
+		if path != "" {
+			candidates = append(candidates, base.String()+"/.well-known/oauth-protected-resource"+path)
+		}
+		candidates = append(candidates, base.String()+"/.well-known/oauth-protected-resource")
+	}
+	var lastErr error
+	for _, cand := range candidates {
+		var prm oauthex.ProtectedResourceMetadata
+		if err := c.getJSON(ctx, cand, &prm); err != nil {
+			lastErr = err
+			continue
+		}
+		want := canonicalResource(serverURL)
+		if canonicalResource(prm.Resource) != want {
+			return nil, discoveryErrorf("protected resource metadata names resource %q, but the server is %q; refusing it", prm.Resource, want)
+		}
+		if len(prm.AuthorizationServers) == 0 {
+			return nil, discoveryErrorf("protected resource metadata lists no authorization server")
+		}
+		var issuers []string
+		for _, is := range prm.AuthorizationServers {
+			if _, err := checkEndpoint("authorization server "+is, is); err != nil {
+				return nil, err
+			}
+			if !slices.Contains(issuers, is) {
+				issuers = append(issuers, is)
+			}
+		}
+		return &metadata{resource: want, prm: &prm, issuers: issuers}, nil
+	}
+	return nil, discoveryErrorf("no protected resource metadata found for the server (%v)", describe(lastErr))
+}
+
+func describe(err error) string {
+	var hs *httpStatus
+	switch {
+	case err == nil:
+		return "none offered"
+	case errors.As(err, &hs):
+		return hs.Error()
+	case errors.Is(err, errTooLarge):
+		return "the document is too large"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	}
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		return pe.Error()
+	}
+	return "unreachable or malformed"
+}
+
+// authServerMetadataURLs lists where an issuer's metadata may be, in the
+// order of MCP Authorization 2025-11-25: for an issuer with a path, the
+// OAuth path-inserted form, the OpenID path-inserted form, then the OpenID
+// path-appended form; for an issuer without a path, OAuth then OpenID.
+func authServerMetadataURLs(issuer *url.URL) []string {
+	base := url.URL{Scheme: issuer.Scheme, Host: issuer.Host}
+	path := strings.TrimSuffix(issuer.EscapedPath(), "/")
+	if path == "" {
+		return []string{
+			base.String() + "/.well-known/oauth-authorization-server",
+			base.String() + "/.well-known/openid-configuration",
+		}
+	}
+	return []string{
+		base.String() + "/.well-known/oauth-authorization-server" + path,
+		base.String() + "/.well-known/openid-configuration" + path,
+		base.String() + path + "/.well-known/openid-configuration",
+	}
+}
+
+// discoverIssuer fetches and checks an authorization server's metadata
+// (RFC 8414): exact issuer, S256 PKCE, every endpoint https (or loopback
+// http) with a safe scheme.
+func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
+	iu, err := checkEndpoint("issuer", issuer)
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for _, cand := range authServerMetadataURLs(iu) {
+		var asm oauthex.AuthServerMeta
+		if err := c.getJSON(ctx, cand, &asm); err != nil {
+			lastErr = err
+			continue
+		}
+		if asm.Issuer != issuer {
+			return nil, discoveryErrorf("authorization server metadata names issuer %q, expected exactly %q; refusing it", asm.Issuer, issuer)
+		}
+		if !slices.Contains(asm.CodeChallengeMethodsSupported, "S256") {
+			return nil, discoveryErrorf("authorization server %s does not support PKCE with S256; refusing it", issuer)
+		}
+		endpoints := []struct{ name, value string }{
+			{"authorization_endpoint", asm.AuthorizationEndpoint},
+			{"token_endpoint", asm.TokenEndpoint},
+			{"registration_endpoint", asm.RegistrationEndpoint},
+			{"revocation_endpoint", asm.RevocationEndpoint},
+		}
+		for _, e := range endpoints {
+			if e.value == "" {
+				if e.name == "authorization_endpoint" || e.name == "token_endpoint" {
+					return nil, discoveryErrorf("authorization server %s has no %s", issuer, e.name)
+				}
+				continue
+			}
+			if _, err := checkEndpoint(e.name, e.value); err != nil {
+				return nil, err
+			}
+		}
+		return &asm, nil
+	}
+	return nil, discoveryErrorf("no authorization server metadata found for %s (%s)", issuer, describe(lastErr))
+}
+
+// chooseIssuer picks the authorization server: the one the person chose,
+// else the only one listed. With several and no choice it never guesses.
+func chooseIssuer(md *metadata, chosen string) (string, error) {
+	if chosen != "" {
+		if !slices.Contains(md.issuers, chosen) {
+			return "", mcpgate.Errorf(mcpgate.CategoryInvalid, "issuer %q is not one of the server's authorization servers: %s", chosen, strings.Join(md.issuers, ", "))
+		}
+		return chosen, nil
+	}
+	if len(md.issuers) > 1 {
+		return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "choose_issuer",
+			Message: "the server accepts several authorization servers; choose one with --issuer: " + strings.Join(md.issuers, ", ")}
+	}
+	return md.issuers[0], nil
+}

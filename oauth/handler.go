@@ -1,0 +1,259 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/store"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// expirySkew refreshes a token this long before it expires, so it does not
+// expire on the way to the server.
+const expirySkew = 30 * time.Second
+
+// maxStepUps bounds logins in a row for the same insufficient_scope
+// challenge: a server that keeps asking is broken, not under-authorized.
+const maxStepUps = 3
+
+// Handler returns the go-sdk OAuthHandler for sessions of cfg (auth oauth,
+// or bearer with a stored token). It reads the credential from the store
+// for every request, so a login done by another process is used at once;
+// refreshes under the credential's cross-process lock. It never starts an
+// interactive login: when a person is needed it returns an error of
+// category auth and the server moves to needs-auth.
+func (c *Client) Handler(cfg mcpgate.ServerConfig) auth.OAuthHandler {
+	return &handler{c: c, cfg: cfg}
+}
+
+type handler struct {
+	c   *Client
+	cfg mcpgate.ServerConfig
+}
+
+func (h *handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	tok, err := h.c.accessToken(ctx, &h.cfg, "")
+	if err != nil || tok == "" {
+		return nil, err
+	}
+	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}), nil
+}
+
+func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	ch := parseChallenge(resp.Header.Values("WWW-Authenticate"))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	sent, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	cfg := &h.cfg
+	if resp.StatusCode == http.StatusForbidden {
+		if ch.errorCode == "insufficient_scope" {
+			return h.c.stepUp(ctx, cfg, ch.scope)
+		}
+		return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusForbidden, Code: ch.errorCode,
+			Message: "the server refused this sign-in (HTTP 403)"}
+	}
+	if sent != "" {
+		// The server rejected a token it should have accepted: refresh it
+		// (unless someone already did) and let the transport retry once.
+		tok, err := h.c.accessToken(ctx, cfg, sent)
+		if err != nil {
+			return err
+		}
+		if tok != "" && tok != sent {
+			return nil
+		}
+		return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: orCode(ch.errorCode, "invalid_token"),
+			Message: "the server rejected the sign-in for " + cfg.ID + "; sign in again with: mcpgate auth " + cfg.ID}
+	}
+	if cfg.Grant == mcpgate.GrantClientCredentials {
+		if _, err := h.c.Login(ctx, *cfg, nil); err != nil {
+			return err
+		}
+		return nil
+	}
+	msg := "not signed in to " + cfg.ID + "; sign in with: mcpgate auth " + cfg.ID
+	if cfg.Auth == mcpgate.AuthBearer {
+		msg = "no bearer token is stored for " + cfg.ID + "; store one with: mcpgate add " + cfg.ID + " URL --auth bearer --replace (token on stdin)"
+	}
+	return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: orCode(ch.errorCode, "login_required"), Message: msg}
+}
+
+func orCode(code, def string) string {
+	if code != "" {
+		return mcpgate.Sanitize(code, 40)
+	}
+	return def
+}
+
+// bound reports whether cred may be sent to cfg's server: the same
+// resource. A credential bound elsewhere is never used.
+func bound(cred *store.Credential, cfg *mcpgate.ServerConfig) bool {
+	return cred.Resource == canonicalResource(cfg.URL)
+}
+
+func (c *Client) fresh(cred *store.Credential) bool {
+	return cred.AccessToken != "" && (cred.Expiry.IsZero() || cred.Expiry.After(c.now().Add(expirySkew)))
+}
+
+// accessToken returns the token to send to cfg's server, refreshing it
+// under the credential's lock when it has expired or when rejected (the
+// token the server refused) is still the stored one. "" means there is no
+// credential: the request goes without one and the server decides.
+func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rejected string) (string, error) {
+	cred, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", nil
+	case err != nil:
+		return "", storeError("reading the credential", err)
+	case !bound(cred, cfg):
+		c.logf(cfg.ID, "ignoring a credential bound to another server URL")
+		return "", nil
+	case cred.Kind == store.KindBearer:
+		if rejected != "" && rejected == cred.AccessToken {
+			return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: "invalid_token",
+				Message: "the server rejected the stored bearer token for " + cfg.ID}
+		}
+		return cred.AccessToken, nil
+	case rejected == "" && c.fresh(cred):
+		return cred.AccessToken, nil
+	}
+	next, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(ctx context.Context, cur *store.Credential) (*store.Credential, error) {
+		return c.refresh(ctx, cfg, cur, rejected)
+	})
+	if err != nil {
+		return "", err
+	}
+	if next == nil {
+		return "", nil
+	}
+	return next.AccessToken, nil
+}
+
+// refresh decides, under the lock, the credential's next value. It re-reads
+// first: another process may have refreshed while we waited for the lock,
+// and a rotating refresh token must be used only once.
+func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential, rejected string) (*store.Credential, error) {
+	if cur == nil || !bound(cur, cfg) {
+		return cur, nil
+	}
+	if cur.AccessToken != rejected && c.fresh(cur) {
+		return cur, nil // someone else refreshed meanwhile
+	}
+	if cfg.Grant == mcpgate.GrantClientCredentials {
+		next, err := c.clientCredentials(ctx, cfg, cur)
+		if err != nil {
+			return cur, err
+		}
+		return next, nil
+	}
+	if cur.RefreshToken == "" {
+		return cur, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
+			Message: "the sign-in for " + cfg.ID + " expired and cannot be refreshed; sign in again with: mcpgate auth " + cfg.ID}
+	}
+	asm, err := c.issuerMetadata(ctx, cur.Issuer)
+	if err != nil {
+		return cur, err
+	}
+	ca, err := c.clientForRefresh(ctx, cfg, cur, asm)
+	if err != nil {
+		return cur, err
+	}
+	form := url.Values{
+		"grant_type":    {"refresh_token"},
+		"refresh_token": {cur.RefreshToken},
+		"resource":      {cur.Resource},
+	}
+	tr, err := c.requestToken(ctx, asm.TokenEndpoint, form, ca)
+	if err != nil {
+		var me *mcpgate.Error
+		if errors.As(err, &me) && me.Code == "invalid_grant" {
+			// The refresh token is dead (expired, revoked, or already
+			// rotated by someone who then lost it): only a person can fix it.
+			return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: me.HTTPStatus, Code: "invalid_grant",
+				Message: "the sign-in for " + cfg.ID + " was revoked or expired; sign in again with: mcpgate auth " + cfg.ID, Err: err}
+		}
+		return cur, err
+	}
+	c.logf(cfg.ID, "refreshed the access token")
+	return c.credentialFrom(cur.Binding, tr, cur.Scopes, cur), nil
+}
+
+// clientForRefresh finds the client that obtained cur.
+func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential, asm *oauthex.AuthServerMeta) (*clientAuth, error) {
+	if cfg.ClientID != "" && cfg.ClientID == cur.ClientID {
+		return c.configuredClient(cfg, asm)
+	}
+	if cfg.ClientMetadataURL != "" && cur.ClientID == cfg.ClientMetadataURL {
+		return &clientAuth{id: cur.ClientID, method: "none"}, nil
+	}
+	reg, err := c.opts.Store.GetRegistration(ctx, c.opts.Tenant, cur.Issuer, cur.RedirectURI)
+	if err != nil || reg.ClientID != cur.ClientID {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
+			Message: "the client registration behind the sign-in for " + cfg.ID + " is gone; sign in again with: mcpgate auth " + cfg.ID}
+	}
+	return &clientAuth{id: reg.ClientID, secret: reg.ClientSecret, method: reg.TokenEndpointAuthMethod}, nil
+}
+
+// stepUp remembers the scopes a 403 insufficient_scope challenge asked for,
+// so the next login requests them, and moves the server to needs-auth;
+// after maxStepUps logins for the same challenge it stops asking.
+func (c *Client) stepUp(ctx context.Context, cfg *mcpgate.ServerConfig, scopes []string) error {
+	slices.Sort(scopes)
+	exhausted := false
+	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(ctx context.Context, cur *store.Credential) (*store.Credential, error) {
+		if cur == nil || !bound(cur, cfg) {
+			return cur, nil
+		}
+		next := *cur
+		if !slices.Equal(cur.StepUpScopes, scopes) {
+			next.StepUpScopes = scopes
+			next.StepUpCount = 0
+		}
+		exhausted = next.StepUpCount >= maxStepUps
+		return &next, nil
+	})
+	if err != nil {
+		return err
+	}
+	need := strings.Join(scopes, " ")
+	if exhausted {
+		return &mcpgate.Error{Category: mcpgate.CategoryHTTP, HTTPStatus: http.StatusForbidden, Code: "insufficient_scope",
+			Message: "the server still asks for scope " + need + " after " + strconv.Itoa(maxStepUps) + " sign-ins; not asking again (check the account's permissions)"}
+	}
+	return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusForbidden, Code: "insufficient_scope",
+		Message: "the server needs scope " + need + "; sign in again with: mcpgate auth " + cfg.ID}
+}
+
+// issuerMetadata caches discovered authorization server metadata.
+func (c *Client) issuerMetadata(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
+	c.mu.Lock()
+	e, ok := c.asCache[issuer]
+	c.mu.Unlock()
+	if ok && c.now().Before(e.until) {
+		return e.asm, nil
+	}
+	asm, err := c.discoverIssuer(ctx, issuer)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.asCache[issuer] = cachedASM{asm: asm, until: c.now().Add(time.Hour)}
+	c.mu.Unlock()
+	return asm, nil
+}
+
+type cachedASM struct {
+	asm   *oauthex.AuthServerMeta
+	until time.Time
+}

@@ -1,0 +1,479 @@
+package oauth
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/store"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// LoginOptions tune an interactive login. The struct is copied.
+type LoginOptions struct {
+	// Issuer chooses among several authorization servers; required when
+	// the server lists more than one.
+	Issuer string
+	// Open shows the authorization URL to the person (see [OpenBrowser]).
+	// It is required for the authorization code grant.
+	Open func(ctx context.Context, authURL string) error
+	// Pasted delivers redirect URLs the person pastes after signing in on
+	// another machine (SSH); nil when there is no such channel.
+	Pasted <-chan string
+	// CallbackPort is the loopback port of the redirect URI; 0 picks one.
+	CallbackPort int
+	// Timeout bounds the wait for the person; default 5 minutes.
+	Timeout time.Duration
+}
+
+// LoginResult describes a completed login. It holds no secret.
+type LoginResult struct {
+	Issuer  string
+	Scopes  []string
+	Expiry  time.Time
+	Refresh bool // a refresh token was issued
+}
+
+// Login signs in to cfg's server: the authorization code grant with a
+// person (PKCE S256, state, resource, iss check) through opts.Open and a
+// loopback callback, or the client_credentials grant without one. The
+// credential is stored bound to the server, issuer, client and redirect
+// URI. Only a person's action may call it with the authorization code
+// grant: background work never does.
+func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *LoginOptions) (*LoginResult, error) {
+	var o LoginOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if cfg.Auth != mcpgate.AuthOAuth {
+		return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "server %q uses auth %s; only oauth servers sign in", cfg.ID, cfg.Auth)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+
+	ch, err := c.probe(ctx, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	md, err := c.discoverResource(ctx, cfg.URL, ch)
+	if err != nil {
+		return nil, err
+	}
+	prev, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		prev, err = nil, nil
+	}
+	if err != nil {
+		return nil, storeError("reading the credential", err)
+	}
+	chosen := o.Issuer
+	if chosen == "" && prev != nil && prev.Resource == md.resource && slices.Contains(md.issuers, prev.Issuer) {
+		chosen = prev.Issuer // the person chose it before
+	}
+	issuer, err := chooseIssuer(md, chosen)
+	if err != nil {
+		return nil, err
+	}
+	asm, err := c.issuerMetadata(ctx, issuer)
+	if err != nil {
+		return nil, err
+	}
+	scopes := c.scopesFor(&cfg, ch, md, asm, prev)
+
+	if cfg.Grant == mcpgate.GrantClientCredentials {
+		cred, err := c.clientCredentialsWith(ctx, &cfg, md.resource, issuer, asm, scopes, prev)
+		if err != nil {
+			return nil, err
+		}
+		return c.storeLogin(ctx, &cfg, cred)
+	}
+	if o.Open == nil {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
+			Message: "signing in to " + cfg.ID + " needs a person; run: mcpgate auth " + cfg.ID}
+	}
+	return c.authorizationCode(ctx, &cfg, &o, md.resource, issuer, asm, scopes, prev)
+}
+
+// scopesFor decides what to ask for: the scopes a step-up challenge asked
+// for, else the person's configured scopes, else the challenge's scope,
+// else what the resource says it supports, else none; plus offline_access
+// when the authorization server lists it, so the login can be refreshed.
+func (c *Client) scopesFor(cfg *mcpgate.ServerConfig, ch challenge, md *metadata, asm *oauthex.AuthServerMeta, prev *store.Credential) []string {
+	var s []string
+	switch {
+	case prev != nil && len(prev.StepUpScopes) > 0:
+		s = append(s, prev.StepUpScopes...)
+	case len(cfg.Scopes) > 0:
+		s = append(s, cfg.Scopes...)
+	case len(ch.scope) > 0:
+		s = append(s, ch.scope...)
+	default:
+		s = append(s, md.prm.ScopesSupported...)
+	}
+	if cfg.Grant != mcpgate.GrantClientCredentials && slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(s, "offline_access") {
+		s = append(s, "offline_access")
+	}
+	return s
+}
+
+// probe asks the server, without credentials, for its challenge. A server
+// that answers without asking still gets discovery through the well-known
+// locations.
+func (c *Client) probe(ctx context.Context, cfg *mcpgate.ServerConfig) (challenge, error) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` + c.opts.ClientName + `","version":"login"}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, strings.NewReader(body))
+	if err != nil {
+		return challenge{}, mcpgate.Errorf(mcpgate.CategoryInvalid, "server URL: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	for k, v := range cfg.Headers {
+		ev, err := mcpgate.ExpandRefs(v, c.opts.Getenv)
+		if err != nil {
+			return challenge{}, err
+		}
+		req.Header.Set(k, ev)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return challenge{}, tokenError(ctx, "asking "+cfg.ID+" how to sign in", err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		c.endProbeSession(cfg, sid)
+	}
+	return parseChallenge(resp.Header.Values("WWW-Authenticate")), nil
+}
+
+// endProbeSession closes a session a server opened for the probe.
+func (c *Client) endProbeSession(cfg *mcpgate.ServerConfig, sid string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, cfg.URL, nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Mcp-Session-Id", sid)
+	if resp, err := c.http.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// callback is what the redirect brought back.
+type callback struct {
+	query url.Values
+}
+
+func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfig, o *LoginOptions, resource, issuer string, asm *oauthex.AuthServerMeta, scopes []string, prev *store.Credential) (*LoginResult, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.CallbackPort)))
+	if err != nil {
+		return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "listening for the sign-in callback on 127.0.0.1:%d: %v", o.CallbackPort, err)
+	}
+	redirectURI := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	results := make(chan callback, 1)
+	srv := &http.Server{Handler: callbackHandler(cfg.ID, results), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	ca, err := c.clientFor(ctx, cfg, issuer, asm, redirectURI)
+	if err != nil {
+		return nil, err
+	}
+	verifier, challengeS256 := pkce()
+	flow := &store.Flow{
+		State: randomToken(), Tenant: c.opts.Tenant, Server: cfg.ID, Verifier: verifier,
+		Issuer: issuer, ClientID: ca.id, RedirectURI: redirectURI, Resource: resource, Scopes: scopes,
+		Expiry: c.now().Add(o.Timeout),
+	}
+	if err := c.opts.Store.PutFlow(ctx, flow); err != nil {
+		return nil, storeError("storing the sign-in state", err)
+	}
+	authURL, err := authorizeURL(asm.AuthorizationEndpoint, ca.id, redirectURI, challengeS256, flow.State, resource, scopes)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.Open(ctx, authURL); err != nil {
+		return nil, err
+	}
+
+	q, err := awaitRedirect(ctx, cfg.ID, results, o.Pasted)
+	if err != nil {
+		return nil, err
+	}
+	code, err := c.checkCallback(ctx, q, flow, asm)
+	if err != nil {
+		return nil, err
+	}
+	taken, err := c.opts.Store.TakeFlow(ctx, flow.State)
+	if err != nil {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "invalid_state", Message: "the sign-in state expired or was already used; start again", Err: err}
+	}
+	form := url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {code},
+		"redirect_uri":  {taken.RedirectURI},
+		"code_verifier": {taken.Verifier},
+		"resource":      {taken.Resource},
+	}
+	tr, err := c.requestToken(ctx, asm.TokenEndpoint, form, ca)
+	if err != nil {
+		return nil, err
+	}
+	b := store.Binding{Tenant: c.opts.Tenant, Server: cfg.ID, Resource: resource, Issuer: issuer, ClientID: ca.id, RedirectURI: redirectURI}
+	cred := c.credentialFrom(b, tr, scopes, prev)
+	if prev != nil && len(prev.StepUpScopes) > 0 {
+		cred.StepUpCount = prev.StepUpCount + 1
+	}
+	return c.storeLogin(ctx, cfg, cred)
+}
+
+// awaitRedirect waits for the browser's redirect to reach the loopback
+// callback, or for the person to paste it.
+func awaitRedirect(ctx context.Context, server string, results <-chan callback, pasted <-chan string) (url.Values, error) {
+	for {
+		select {
+		case cb := <-results:
+			return cb.query, nil
+		case text, ok := <-pasted:
+			if !ok {
+				pasted = nil // no more input; keep waiting for the browser
+				continue
+			}
+			text = strings.TrimSpace(text)
+			if text == "" {
+				continue
+			}
+			u, err := url.Parse(text)
+			if err != nil || (u.Query().Get("code") == "" && u.Query().Get("error") == "") {
+				return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "the pasted text is not the redirect URL (it should contain code= and state=)")
+			}
+			return u.Query(), nil
+		case <-ctx.Done():
+			return nil, &mcpgate.Error{Category: mcpgate.CategoryTimeout, Message: "signing in to " + server + ": no answer from the browser in time", Err: ctx.Err()}
+		}
+	}
+}
+
+// checkCallback validates the redirect: the state we sent (compared in
+// constant time), the issuer (RFC 9207), and no error.
+func (c *Client) checkCallback(ctx context.Context, q url.Values, flow *store.Flow, asm *oauthex.AuthServerMeta) (string, error) {
+	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(flow.State)) != 1 {
+		// Forget the flow: whoever sent this may be replaying an attack.
+		c.opts.Store.TakeFlow(ctx, flow.State)
+		return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "invalid_state",
+			Message: "the sign-in callback carried the wrong state (a forged or stale redirect); nothing was stored"}
+	}
+	iss, hasIss := q["iss"]
+	if hasIss || asm.AuthorizationResponseIssParameterSupported {
+		if !hasIss || len(iss) != 1 || iss[0] != flow.Issuer {
+			c.opts.Store.TakeFlow(ctx, flow.State)
+			return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "invalid_issuer",
+				Message: "the sign-in callback came from another issuer than " + flow.Issuer + " (RFC 9207 iss mismatch); nothing was stored"}
+		}
+	}
+	if e := q.Get("error"); e != "" {
+		c.opts.Store.TakeFlow(ctx, flow.State)
+		msg := "the authorization server refused the sign-in: " + mcpgate.Sanitize(e, 60)
+		if d := mcpgate.Sanitize(q.Get("error_description"), 200); d != "" {
+			msg += ": " + d
+		}
+		return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: mcpgate.Sanitize(e, 60), Message: msg}
+	}
+	code := q.Get("code")
+	if code == "" {
+		return "", &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: "the sign-in callback carried no code"}
+	}
+	return code, nil
+}
+
+// authorizeURL builds the authorization request on top of the endpoint's
+// own query.
+func authorizeURL(endpoint, clientID, redirectURI, challenge, state, resource string, scopes []string) (string, error) {
+	u, err := checkEndpoint("authorization_endpoint", endpoint)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", clientID)
+	q.Set("redirect_uri", redirectURI)
+	q.Set("code_challenge", challenge)
+	q.Set("code_challenge_method", "S256")
+	q.Set("state", state)
+	q.Set("resource", resource)
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// callbackHandler answers the browser's redirect with a plain page and
+// hands the query to the login once.
+func callbackHandler(server string, results chan<- callback) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		select {
+		case results <- callback{query: q}:
+		default: // a second redirect: the login already has its answer
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		msg := "Signed in to " + server + ". You can close this tab and return to mcpgate."
+		if q.Get("error") != "" {
+			msg = "The sign-in to " + server + " did not complete. Return to mcpgate for details."
+		}
+		fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>mcpgate</title><p>%s</p>\n", html.EscapeString(msg))
+	})
+	return mux
+}
+
+// clientCredentials obtains a token for a machine client (no person).
+func (c *Client) clientCredentials(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential) (*store.Credential, error) {
+	asm, err := c.issuerMetadata(ctx, cur.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	return c.clientCredentialsWith(ctx, cfg, cur.Resource, cur.Issuer, asm, cur.Scopes, cur)
+}
+
+func (c *Client) clientCredentialsWith(ctx context.Context, cfg *mcpgate.ServerConfig, resource, issuer string, asm *oauthex.AuthServerMeta, scopes []string, prev *store.Credential) (*store.Credential, error) {
+	ca, err := c.configuredClient(cfg, asm)
+	if err != nil {
+		return nil, err
+	}
+	form := url.Values{"grant_type": {"client_credentials"}, "resource": {resource}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	tr, err := c.requestToken(ctx, asm.TokenEndpoint, form, ca)
+	if err != nil {
+		return nil, err
+	}
+	b := store.Binding{Tenant: c.opts.Tenant, Server: cfg.ID, Resource: resource, Issuer: issuer, ClientID: ca.id}
+	return c.credentialFrom(b, tr, scopes, prev), nil
+}
+
+func (c *Client) storeLogin(ctx context.Context, cfg *mcpgate.ServerConfig, cred *store.Credential) (*LoginResult, error) {
+	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(context.Context, *store.Credential) (*store.Credential, error) {
+		return cred, nil
+	})
+	if err != nil {
+		return nil, storeError("storing the credential", err)
+	}
+	return &LoginResult{Issuer: cred.Issuer, Scopes: cred.Scopes, Expiry: cred.Expiry, Refresh: cred.RefreshToken != ""}, nil
+}
+
+// LogoutResult says what logout did. It holds no secret.
+type LogoutResult struct {
+	Removed bool // a credential was stored and is now gone
+	Revoked bool // the authorization server confirmed revocation
+}
+
+// Logout deletes the server's credential and, when the authorization
+// server advertises revocation (RFC 7009), revokes its tokens. The
+// credential is deleted even when revocation fails.
+func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutResult, error) {
+	var old *store.Credential
+	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(_ context.Context, cur *store.Credential) (*store.Credential, error) {
+		old = cur
+		return nil, nil
+	})
+	if err != nil {
+		return nil, storeError("deleting the credential", err)
+	}
+	res := &LogoutResult{Removed: old != nil}
+	if old == nil || old.Kind != store.KindOAuth || old.Issuer == "" {
+		return res, nil
+	}
+	asm, err := c.issuerMetadata(ctx, old.Issuer)
+	if err != nil || asm.RevocationEndpoint == "" {
+		return res, nil
+	}
+	ca, err := c.clientForRefresh(ctx, &cfg, old, asm)
+	if err != nil {
+		return res, nil
+	}
+	revoked := true
+	for _, t := range []struct{ tok, hint string }{{old.RefreshToken, "refresh_token"}, {old.AccessToken, "access_token"}} {
+		if t.tok == "" {
+			continue
+		}
+		form := url.Values{"token": {t.tok}, "token_type_hint": {t.hint}}
+		user, pass, err := ca.apply(form, asm.RevocationEndpoint, c.now())
+		if err == nil {
+			err = c.postForm(ctx, asm.RevocationEndpoint, form, user, pass, nil)
+		}
+		if err != nil {
+			revoked = false
+			c.logf(cfg.ID, "revoking the %s failed: %s", t.hint, describe(err))
+		}
+	}
+	res.Revoked = revoked
+	return res, nil
+}
+
+// SetBearer stores a bearer token for cfg's server, sealed and bound to its
+// URL.
+func (c *Client) SetBearer(ctx context.Context, cfg mcpgate.ServerConfig, token string) error {
+	token = strings.TrimSpace(token)
+	if token == "" || strings.ContainsAny(token, " \t\r\n\x00") || len(token) > 16<<10 {
+		return mcpgate.Errorf(mcpgate.CategoryInvalid, "the bearer token must be one line without spaces, at most 16 KiB")
+	}
+	cred := &store.Credential{
+		Binding:     store.Binding{Tenant: c.opts.Tenant, Server: cfg.ID, Resource: canonicalResource(cfg.URL)},
+		Kind:        store.KindBearer,
+		AccessToken: token,
+		TokenType:   "Bearer",
+		UpdatedAt:   c.now(),
+	}
+	if _, err := c.storeLogin(ctx, &cfg, cred); err != nil {
+		return err
+	}
+	return nil
+}
+
+// CredentialInfo describes a stored credential without its secrets.
+type CredentialInfo struct {
+	Kind         store.CredentialKind
+	Issuer       string
+	Scopes       []string
+	Expiry       time.Time
+	Refreshable  bool
+	StepUpScopes []string
+	// Bound is false when the credential was made for another URL and will
+	// not be sent.
+	Bound bool
+}
+
+// Credential describes cfg's stored credential; ErrNotFound-wrapping
+// error when there is none.
+func (c *Client) Credential(ctx context.Context, cfg mcpgate.ServerConfig) (*CredentialInfo, error) {
+	cred, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, mcpgate.Errorf(mcpgate.CategoryNotFound, "not signed in to %s", cfg.ID)
+		}
+		return nil, storeError("reading the credential", err)
+	}
+	return &CredentialInfo{Kind: cred.Kind, Issuer: cred.Issuer, Scopes: cred.Scopes, Expiry: cred.Expiry,
+		Refreshable: cred.RefreshToken != "", StepUpScopes: cred.StepUpScopes, Bound: bound(cred, &cfg)}, nil
+}

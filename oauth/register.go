@@ -1,0 +1,138 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"unicode"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/store"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// maxClientIDBytes bounds a client_id an authorization server may hand us.
+const maxClientIDBytes = 255
+
+// clientFor decides which OAuth client logs in to cfg's server at issuer:
+// the configured client ID (and secret), else the Client ID Metadata
+// Document URL when configured and supported, else a dynamic registration
+// (RFC 7591), stored and reused.
+func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issuer string, asm *oauthex.AuthServerMeta, redirectURI string) (*clientAuth, error) {
+	if cfg.ClientID != "" {
+		return c.configuredClient(cfg, asm)
+	}
+	if cfg.ClientMetadataURL != "" && asm.ClientIDMetadataDocumentSupported {
+		return &clientAuth{id: cfg.ClientMetadataURL, method: "none"}, nil
+	}
+	reg, err := c.opts.Store.GetRegistration(ctx, c.opts.Tenant, issuer, redirectURI)
+	switch {
+	case err == nil && (reg.ClientSecretExpiresAt.IsZero() || reg.ClientSecretExpiresAt.After(c.now())):
+		return &clientAuth{id: reg.ClientID, secret: reg.ClientSecret, method: reg.TokenEndpointAuthMethod}, nil
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, storeError("reading the client registration", err)
+	}
+	if asm.RegistrationEndpoint == "" {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryInvalid, Code: "no_registration",
+			Message: "the authorization server " + issuer + " offers no dynamic registration; configure a client with --client-id (and --client-secret-env)"}
+	}
+	reg, err = c.register(ctx, issuer, asm, redirectURI)
+	if err != nil {
+		return nil, err
+	}
+	return &clientAuth{id: reg.ClientID, secret: reg.ClientSecret, method: reg.TokenEndpointAuthMethod}, nil
+}
+
+func (c *Client) configuredClient(cfg *mcpgate.ServerConfig, asm *oauthex.AuthServerMeta) (*clientAuth, error) {
+	a := &clientAuth{id: cfg.ClientID, method: "none"}
+	if cfg.PrivateKeyFile != "" {
+		key, alg, err := loadKey(cfg.PrivateKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		a.key, a.alg, a.method = key, alg, "private_key_jwt"
+		return a, nil
+	}
+	if cfg.ClientSecretEnv != "" {
+		a.secret = c.opts.Getenv(cfg.ClientSecretEnv)
+		if a.secret == "" {
+			return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "the client secret variable $%s is not set", cfg.ClientSecretEnv)
+		}
+		a.method = "client_secret_basic"
+		if methods := asm.TokenEndpointAuthMethodsSupported; len(methods) > 0 && !slices.Contains(methods, "client_secret_basic") && slices.Contains(methods, "client_secret_post") {
+			a.method = "client_secret_post"
+		}
+	}
+	return a, nil
+}
+
+// register performs dynamic client registration and stores the result.
+func (c *Client) register(ctx context.Context, issuer string, asm *oauthex.AuthServerMeta, redirectURI string) (*store.Registration, error) {
+	req := &oauthex.ClientRegistrationMetadata{
+		ClientName:              c.opts.ClientName,
+		RedirectURIs:            []string{redirectURI},
+		GrantTypes:              []string{"authorization_code", "refresh_token"},
+		ResponseTypes:           []string{"code"},
+		TokenEndpointAuthMethod: "none",
+		ApplicationType:         "native",
+	}
+	var resp oauthex.ClientRegistrationResponse
+	if err := c.postJSON(ctx, asm.RegistrationEndpoint, req, &resp); err != nil {
+		return nil, tokenError(ctx, "registering mcpgate with "+issuer, err)
+	}
+	if err := checkClientID(resp.ClientID); err != nil {
+		return nil, err
+	}
+	method := resp.TokenEndpointAuthMethod
+	switch method {
+	case "":
+		method = "client_secret_basic" // RFC 7591 §2 default
+		if resp.ClientSecret == "" {
+			method = "none"
+		}
+	case "none", "client_secret_basic", "client_secret_post":
+	default:
+		return nil, discoveryErrorf("registration chose token endpoint auth method %q, which mcpgate does not support", sanitizeText("%s", method))
+	}
+	if method != "none" && resp.ClientSecret == "" {
+		return nil, discoveryErrorf("registration chose %s but issued no client secret", method)
+	}
+	reg := &store.Registration{
+		Tenant:                  c.opts.Tenant,
+		Issuer:                  issuer,
+		RedirectURI:             redirectURI,
+		ClientID:                resp.ClientID,
+		ClientSecret:            resp.ClientSecret,
+		ClientSecretExpiresAt:   resp.ClientSecretExpiresAt,
+		TokenEndpointAuthMethod: method,
+		CreatedAt:               c.now(),
+	}
+	if err := c.opts.Store.PutRegistration(ctx, reg); err != nil {
+		return nil, storeError("storing the client registration", err)
+	}
+	return reg, nil
+}
+
+// checkClientID refuses client IDs that are empty, oversized or carry
+// control characters.
+func checkClientID(id string) error {
+	switch {
+	case id == "":
+		return discoveryErrorf("registration returned an empty client_id; refusing it")
+	case len(id) > maxClientIDBytes:
+		return discoveryErrorf("registration returned a client_id of %d bytes (at most %d); refusing it", len(id), maxClientIDBytes)
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return discoveryErrorf("registration returned a client_id with control characters; refusing it")
+		}
+	}
+	return nil
+}
+
+func storeError(what string, err error) *mcpgate.Error {
+	if errors.Is(err, store.ErrSealed) {
+		return &mcpgate.Error{Category: mcpgate.CategoryInternal, Message: what + ": the stored secret cannot be opened with this key (was MCPGATE_SECRET_KEY or the key file changed?)", Err: err}
+	}
+	return &mcpgate.Error{Category: mcpgate.CategoryInternal, Message: what + ": the credential store failed", Err: err}
+}

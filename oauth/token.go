@@ -1,0 +1,199 @@
+package oauth
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/store"
+)
+
+// tokenResponse is a successful token endpoint answer (RFC 6749 §5.1).
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int64  `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	Scope        string `json:"scope"`
+}
+
+// clientAuth is how we authenticate to a token endpoint.
+type clientAuth struct {
+	id     string
+	secret string
+	method string // client_secret_basic, client_secret_post, none, private_key_jwt
+	key    crypto.Signer
+	alg    string
+}
+
+// apply adds client authentication to a token request, returning the Basic
+// credentials to send, if any.
+func (a *clientAuth) apply(form url.Values, tokenEndpoint string, now time.Time) (user, pass string, err error) {
+	switch a.method {
+	case "client_secret_basic":
+		return a.id, a.secret, nil
+	case "client_secret_post":
+		form.Set("client_id", a.id)
+		form.Set("client_secret", a.secret)
+	case "private_key_jwt":
+		assertion, err := a.assertion(tokenEndpoint, now)
+		if err != nil {
+			return "", "", err
+		}
+		form.Set("client_id", a.id)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", assertion)
+	default: // none: a public client
+		form.Set("client_id", a.id)
+	}
+	return "", "", nil
+}
+
+// assertion is an RFC 7523 client assertion for private_key_jwt.
+func (a *clientAuth) assertion(audience string, now time.Time) (string, error) {
+	jti := make([]byte, 16)
+	rand.Read(jti)
+	claims := jwt.RegisteredClaims{
+		Issuer:    a.id,
+		Subject:   a.id,
+		Audience:  jwt.ClaimStrings{audience},
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(2 * time.Minute)),
+		ID:        base64.RawURLEncoding.EncodeToString(jti),
+	}
+	method := jwt.GetSigningMethod(a.alg)
+	return jwt.NewWithClaims(method, claims).SignedString(a.key)
+}
+
+// loadKey reads a PEM private key for private_key_jwt: EC P-256 (ES256) or
+// RSA (RS256).
+func loadKey(path string) (crypto.Signer, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", mcpgate.Errorf(mcpgate.CategoryInvalid, "reading the private key file: %v", errors.Unwrap(err))
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, "", mcpgate.Errorf(mcpgate.CategoryInvalid, "private key file %s holds no PEM block", path)
+	}
+	var key any
+	switch block.Type {
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(block.Bytes)
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+	default:
+		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+	}
+	if err != nil {
+		return nil, "", mcpgate.Errorf(mcpgate.CategoryInvalid, "private key file %s: not a supported private key", path)
+	}
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		if k.Curve.Params().Name != "P-256" {
+			return nil, "", mcpgate.Errorf(mcpgate.CategoryInvalid, "private key file %s: EC keys must use P-256 (ES256)", path)
+		}
+		return k, "ES256", nil
+	case *rsa.PrivateKey:
+		return k, "RS256", nil
+	}
+	return nil, "", mcpgate.Errorf(mcpgate.CategoryInvalid, "private key file %s: only EC P-256 and RSA keys are supported", path)
+}
+
+// requestToken posts a grant to the token endpoint and checks the answer.
+func (c *Client) requestToken(ctx context.Context, tokenEndpoint string, form url.Values, auth *clientAuth) (*tokenResponse, error) {
+	user, pass, err := auth.apply(form, tokenEndpoint, c.now())
+	if err != nil {
+		return nil, err
+	}
+	var tr tokenResponse
+	if err := c.postForm(ctx, tokenEndpoint, form, user, pass, &tr); err != nil {
+		return nil, tokenError(ctx, "requesting a token ("+form.Get("grant_type")+")", err)
+	}
+	if tr.AccessToken == "" {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: "the token endpoint answered without an access token"}
+	}
+	if tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "bearer") {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: fmt.Sprintf("the token endpoint issued a %q token; only Bearer is supported", sanitizeText("%s", tr.TokenType))}
+	}
+	return &tr, nil
+}
+
+// tokenError attributes a failed token request without remote text.
+func tokenError(ctx context.Context, what string, err error) *mcpgate.Error {
+	var pe *ProtocolError
+	switch {
+	case errors.As(err, &pe):
+		cat := mcpgate.CategoryAuth
+		if pe.ErrorCode == "" {
+			cat = mcpgate.CategoryHTTP
+		}
+		msg := what + ": the authorization server answered " + pe.Error()
+		if d := sanitizeText("%s", pe.ErrorDescription); d != "" {
+			msg += ": " + d
+		}
+		return &mcpgate.Error{Category: cat, HTTPStatus: pe.HTTPStatus, Code: pe.ErrorCode, Message: msg, Err: err}
+	case errors.Is(err, errTooLarge):
+		return &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: what + ": the answer exceeded the size bound", Err: err}
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		return &mcpgate.Error{Category: mcpgate.CategoryTimeout, Message: what + ": the authorization server did not answer in time", Err: err}
+	}
+	return &mcpgate.Error{Category: mcpgate.CategoryNetwork, Message: what + ": could not reach the authorization server", Err: err}
+}
+
+// credentialFrom turns a token answer into a credential bound to b.
+func (c *Client) credentialFrom(b store.Binding, tr *tokenResponse, requested []string, prev *store.Credential) *store.Credential {
+	cred := &store.Credential{
+		Binding:     b,
+		Kind:        store.KindOAuth,
+		AccessToken: tr.AccessToken,
+		TokenType:   "Bearer",
+		UpdatedAt:   c.now(),
+	}
+	if tr.ExpiresIn > 0 {
+		cred.Expiry = c.now().Add(time.Duration(tr.ExpiresIn) * time.Second)
+	}
+	cred.RefreshToken = tr.RefreshToken
+	if cred.RefreshToken == "" && prev != nil {
+		cred.RefreshToken = prev.RefreshToken // RFC 6749 §6: the old one stays valid
+	}
+	if tr.Scope != "" {
+		cred.Scopes = strings.Fields(tr.Scope)
+	} else {
+		cred.Scopes = requested
+	}
+	if prev != nil {
+		cred.StepUpScopes = prev.StepUpScopes
+		cred.StepUpCount = prev.StepUpCount
+	}
+	return cred
+}
+
+// pkce returns a code verifier and its S256 challenge (RFC 7636).
+func pkce() (verifier, challenge string) {
+	b := make([]byte, 32)
+	rand.Read(b)
+	verifier = base64.RawURLEncoding.EncodeToString(b)
+	sum := sha256.Sum256([]byte(verifier))
+	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
