@@ -1,0 +1,197 @@
+package oauth
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/store"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+func TestMetadataURLOrder(t *testing.T) {
+	cases := []struct {
+		issuer string
+		want   []string
+	}{
+		{"https://as.example.com", []string{
+			"https://as.example.com/.well-known/oauth-authorization-server",
+			"https://as.example.com/.well-known/openid-configuration",
+		}},
+		{"https://as.example.com/tenant1", []string{
+			"https://as.example.com/.well-known/oauth-authorization-server/tenant1",
+			"https://as.example.com/.well-known/openid-configuration/tenant1",
+			"https://as.example.com/tenant1/.well-known/openid-configuration",
+		}},
+	}
+	for _, c := range cases {
+		u, _ := url.Parse(c.issuer)
+		if got := authServerMetadataURLs(u); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.issuer, got, c.want)
+		}
+	}
+}
+
+func TestCheckEndpoint(t *testing.T) {
+	good := []string{"https://as.example.com/token", "http://127.0.0.1:8080/token", "http://localhost/t", "http://[::1]:9/t"}
+	for _, g := range good {
+		if _, err := checkEndpoint("e", g); err != nil {
+			t.Errorf("%s refused: %v", g, err)
+		}
+	}
+	bad := map[string]string{
+		"http://auth.example.com/token": "non-loopback",
+		"file:///etc/passwd":            "not an absolute URL",
+		"javascript:alert(1)":           "not an absolute URL",
+		"ftp://as.example.com/x":        "scheme",
+		"https://u:p@as.example.com/":   "credentials",
+		"/relative":                     "not an absolute URL",
+	}
+	for raw, want := range bad {
+		_, err := checkEndpoint("e", raw)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("checkEndpoint(%q) = %v, want %q", raw, err, want)
+		}
+	}
+}
+
+func TestCanonicalResource(t *testing.T) {
+	cases := map[string]string{
+		"HTTPS://MCP.Example.com:443/mcp": "https://mcp.example.com/mcp",
+		"http://127.0.0.1:8080/mcp#frag":  "http://127.0.0.1:8080/mcp",
+		"https://mcp.example.com/Path":    "https://mcp.example.com/Path",
+	}
+	for in, want := range cases {
+		if got := canonicalResource(in); got != want {
+			t.Errorf("canonicalResource(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCheckClientID(t *testing.T) {
+	if err := checkClientID(""); err == nil {
+		t.Error("empty client_id accepted")
+	}
+	if err := checkClientID(strings.Repeat("a", 256)); err == nil {
+		t.Error("256-byte client_id accepted")
+	}
+	if err := checkClientID("abc\x00"); err == nil {
+		t.Error("control characters accepted")
+	}
+	if err := checkClientID(strings.Repeat("a", 255)); err != nil {
+		t.Errorf("255 bytes refused: %v", err)
+	}
+}
+
+func TestChooseIssuerNeverGuesses(t *testing.T) {
+	md := &metadata{issuers: []string{"https://a.example", "https://b.example"}}
+	_, err := chooseIssuer(md, "")
+	var me *mcpgate.Error
+	if !errors.As(err, &me) || me.Code != "choose_issuer" || !strings.Contains(me.Message, "https://b.example") {
+		t.Fatalf("several issuers: %v", err)
+	}
+	if got, err := chooseIssuer(md, "https://b.example"); err != nil || got != "https://b.example" {
+		t.Errorf("chosen issuer: %q %v", got, err)
+	}
+	if _, err := chooseIssuer(md, "https://evil.example"); !errors.Is(err, mcpgate.ErrInvalid) {
+		t.Errorf("an issuer the server does not list: %v", err)
+	}
+}
+
+func TestScopesFor(t *testing.T) {
+	c := New(&Options{})
+	md := &metadata{prm: &oauthex.ProtectedResourceMetadata{ScopesSupported: []string{"read", "write"}}}
+	asm := &oauthex.AuthServerMeta{ScopesSupported: []string{"read", "offline_access"}}
+	plainAS := &oauthex.AuthServerMeta{}
+	cfg := &mcpgate.ServerConfig{}
+	cases := []struct {
+		name string
+		cfg  *mcpgate.ServerConfig
+		ch   challenge
+		asm  *oauthex.AuthServerMeta
+		prev *store.Credential
+		want []string
+	}{
+		{"challenge wins over prm", cfg, challenge{scope: []string{"read"}}, plainAS, nil, []string{"read"}},
+		{"prm when no challenge", cfg, challenge{}, plainAS, nil, []string{"read", "write"}},
+		{"offline_access when listed", cfg, challenge{scope: []string{"read"}}, asm, nil, []string{"read", "offline_access"}},
+		{"step-up first", cfg, challenge{scope: []string{"read"}}, plainAS, &store.Credential{StepUpScopes: []string{"admin", "read"}}, []string{"admin", "read"}},
+		{"configured", &mcpgate.ServerConfig{Scopes: []string{"x"}}, challenge{scope: []string{"read"}}, plainAS, nil, []string{"x"}},
+		{"machines get no offline_access", &mcpgate.ServerConfig{Grant: mcpgate.GrantClientCredentials}, challenge{scope: []string{"read"}}, asm, nil, []string{"read"}},
+	}
+	for _, tc := range cases {
+		if got := c.scopesFor(tc.cfg, tc.ch, md, tc.asm, tc.prev); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	md.prm.ScopesSupported = nil
+	if got := c.scopesFor(cfg, challenge{}, md, plainAS, nil); len(got) != 0 {
+		t.Errorf("no scope source: %q, want none", got)
+	}
+}
+
+func TestPKCE(t *testing.T) {
+	v, ch := pkce()
+	if len(v) < 43 || len(v) > 128 {
+		t.Fatalf("verifier length %d", len(v))
+	}
+	sum := sha256.Sum256([]byte(v))
+	if ch != base64.RawURLEncoding.EncodeToString(sum[:]) {
+		t.Error("challenge is not S256 of the verifier")
+	}
+	v2, _ := pkce()
+	if v == v2 {
+		t.Error("verifiers repeat")
+	}
+}
+
+func TestParseChallenge(t *testing.T) {
+	ch := parseChallenge([]string{`Bearer error="insufficient_scope", scope="read admin", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`})
+	if ch.errorCode != "insufficient_scope" || !slices.Equal(ch.scope, []string{"read", "admin"}) || !strings.HasSuffix(ch.resourceMetadata, "/mcp") {
+		t.Errorf("parsed %+v", ch)
+	}
+}
+
+func TestSafeURLAndBrowserCommand(t *testing.T) {
+	for _, bad := range []string{"file:///etc/passwd", "javascript:alert(1)", "http://a b/", "http://x/\n", "mailto:a@b", "-flag", "http:///nohost"} {
+		if _, err := safeURL(bad); err == nil {
+			t.Errorf("safeURL(%q) accepted", bad)
+		}
+	}
+	u, err := safeURL("http://127.0.0.1:9/authorize?x=$(touch%20/tmp/p)&y=;id|cat")
+	if err != nil {
+		t.Fatalf("a URL with shell metacharacters in its query is still a URL: %v", err)
+	}
+	argv := browserCommand("", u)
+	if argv[len(argv)-1] != u || len(argv) != 2 {
+		t.Errorf("default command %q", argv)
+	}
+	argv = browserCommand("firefox --new-window:chromium", u)
+	if !slices.Equal(argv, []string{"firefox", "--new-window", u}) {
+		t.Errorf("$BROWSER command %q", argv)
+	}
+	argv = browserCommand("open -a Safari %s", u)
+	if !slices.Equal(argv, []string{"open", "-a", "Safari", u}) {
+		t.Errorf("%%s substitution %q", argv)
+	}
+}
+
+func TestAuthorizeURLKeepsEndpointQuery(t *testing.T) {
+	s, err := authorizeURL("https://as.example.com/authorize?tenant=x", "cid", "http://127.0.0.1:5/callback", "CH", "ST", "https://mcp.example.com/mcp", []string{"read", "write"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(s)
+	q := u.Query()
+	for k, v := range map[string]string{"tenant": "x", "client_id": "cid", "code_challenge_method": "S256", "code_challenge": "CH", "state": "ST",
+		"resource": "https://mcp.example.com/mcp", "scope": "read write", "response_type": "code", "redirect_uri": "http://127.0.0.1:5/callback"} {
+		if q.Get(k) != v {
+			t.Errorf("%s = %q, want %q", k, q.Get(k), v)
+		}
+	}
+}
