@@ -83,7 +83,7 @@ type Registration struct {
 
 // AAD binds a registration's sealed secret to its key.
 func (r *Registration) AAD() []byte {
-	return []byte(strings.Join([]string{"mcpgate-registration-v1", r.Tenant, r.Issuer, r.RedirectURI, r.ClientID}, "\x00"))
+	return []byte(strings.Join([]string{"mcpgate-registration-v1", r.Tenant, r.Issuer, r.RedirectURI, r.ClientID, r.TokenEndpointAuthMethod}, "\x00"))
 }
 
 // Flow is the state of one interactive login between sending the person to
@@ -103,7 +103,7 @@ type Flow struct {
 
 // AAD binds a flow's sealed verifier to its state.
 func (f *Flow) AAD() []byte {
-	return []byte(strings.Join([]string{"mcpgate-flow-v1", f.State, f.Tenant, f.Server, f.Issuer, f.ClientID}, "\x00"))
+	return []byte(strings.Join([]string{"mcpgate-flow-v1", f.State, f.Tenant, f.Server, f.Issuer, f.ClientID, f.RedirectURI, f.Resource, strings.Join(f.Scopes, " ")}, "\x00"))
 }
 
 // Interaction is something waiting for a person: a login to finish or a
@@ -123,7 +123,9 @@ type Interaction struct {
 // credential as stored after the lock was taken (nil if none). Returning
 // cur itself changes nothing; nil deletes; anything else is written. A
 // non-nil error is returned by UpdateCredential after the change (if any)
-// is committed, so a deletion can carry its reason.
+// is committed, so a deletion can carry its reason. fn may read the store
+// but must not write to it: a backend's lock may cover more than this one
+// credential.
 type UpdateFunc func(ctx context.Context, cur *Credential) (next *Credential, err error)
 
 // Store is implemented by every backend. All methods are safe for
@@ -138,19 +140,29 @@ type Store interface {
 	// UpdateCredential runs fn holding the credential's lock, which excludes
 	// every other UpdateCredential of the same (tenant, server) in this and
 	// every other process sharing the store, and commits its decision. fn
-	// may do network I/O (a token refresh); the lock is held meanwhile.
+	// may do network I/O (a token refresh); the lock is held meanwhile. It
+	// returns the committed value with fn's error; once fn has returned, its
+	// decision is committed even if ctx is cancelled.
 	UpdateCredential(ctx context.Context, tenant, server string, fn UpdateFunc) (*Credential, error)
+
+	// Lock takes a named lock shared by every process using the store,
+	// waiting until it is free or ctx is done. Unlike UpdateCredential it
+	// blocks nothing else, so it may be held for minutes (an interactive
+	// login). A lock whose holder dies is released.
+	Lock(ctx context.Context, name string) (unlock func(), err error)
 
 	// GetRegistration returns ErrNotFound when there is none.
 	GetRegistration(ctx context.Context, tenant, issuer, redirectURI string) (*Registration, error)
 	PutRegistration(ctx context.Context, r *Registration) error
 	DeleteRegistration(ctx context.Context, tenant, issuer, redirectURI string) error
 
+	// PutFlow stores a flow; its Expiry must be set.
 	PutFlow(ctx context.Context, f *Flow) error
 	// TakeFlow returns and deletes the flow; a flow is taken at most once,
 	// and an expired one is ErrNotFound.
 	TakeFlow(ctx context.Context, state string) (*Flow, error)
 
+	// PutInteraction stores an interaction; its Expiry must be set.
 	PutInteraction(ctx context.Context, i *Interaction) error
 	// Interactions lists a tenant's unexpired interactions, oldest first.
 	Interactions(ctx context.Context, tenant string) ([]*Interaction, error)

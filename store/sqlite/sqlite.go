@@ -77,6 +77,8 @@ type Store struct {
 	// polling SQLite's lock. Writers in other processes (or other handles)
 	// still meet at the SQLite lock.
 	writer chan struct{}
+	// lockDir holds one file per named lock (see Lock).
+	lockDir string
 }
 
 // Open opens (creating it if needed) the database at path and brings its
@@ -96,7 +98,7 @@ func Open(path string, sealer *seal.Sealer) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
-	s := &Store{db: db, sealer: sealer, writer: make(chan struct{}, 1)}
+	s := &Store{db: db, sealer: sealer, writer: make(chan struct{}, 1), lockDir: abs + ".locks"}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	if err := s.migrate(ctx); err != nil {

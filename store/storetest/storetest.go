@@ -77,6 +77,49 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts *Options) {
 	t.Run("UpdateExcludes", func(t *testing.T) { testUpdateExcludes(t, handles(t)) })
 	t.Run("UpdateReadersProceed", func(t *testing.T) { testUpdateReadersProceed(t, handles(t)) })
 	t.Run("UpdateWaitHonoursContext", func(t *testing.T) { testUpdateWaitHonoursContext(t, handles(t)) })
+	t.Run("Lock", func(t *testing.T) { testLock(t, handles(t)) })
+}
+
+// testLock checks that a named lock excludes holders on every handle,
+// that waiting honours the context, that other names and other work are
+// not blocked, and that unlock lets the next holder in.
+func testLock(t *testing.T, handles []store.Store) {
+	a, b := handles[0], handles[len(handles)-1]
+	ctx := context.Background()
+	unlock, err := a.Lock(ctx, "login/t/s")
+	check(t, err)
+
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := b.Lock(short, "login/t/s"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second holder of a held lock: %v, want the context's deadline", err)
+	}
+	other, err := b.Lock(ctx, "login/t/other")
+	check(t, err)
+	other()
+	// A held named lock must not block credential updates.
+	update(t, b, "s", keep)
+
+	got := make(chan error, 1)
+	go func() {
+		u, err := b.Lock(ctx, "login/t/s")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("lock taken while held: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	unlock()
+	select {
+	case err := <-got:
+		check(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("waiter did not get the lock after unlock")
+	}
 }
 
 // equal compares records field by field, times as instants.
