@@ -43,6 +43,9 @@ type LoginResult struct {
 	Scopes  []string
 	Expiry  time.Time
 	Refresh bool // a refresh token was issued
+	// Concurrent is set when another sign-in finished while this one
+	// waited for it, and its credential is used.
+	Concurrent bool
 }
 
 // Login signs in to cfg's server: the authorization code grant with a
@@ -64,6 +67,20 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+
+	// One login per server at a time, across processes: a second one waits
+	// for the first, then finds its fresh credential instead of starting
+	// another flow.
+	started := c.now()
+	unlock, err := c.opts.Store.Lock(ctx, "login\x00"+c.opts.Tenant+"\x00"+cfg.ID)
+	if err != nil {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryTimeout, Message: "waiting for another sign-in to " + cfg.ID + " to finish", Err: err}
+	}
+	defer unlock()
+	if cur, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID); err == nil && bound(cur, &cfg) &&
+		cur.UpdatedAt.After(started) && c.fresh(cur) && len(cur.StepUpScopes) == 0 {
+		return &LoginResult{Issuer: cur.Issuer, Scopes: cur.Scopes, Expiry: cur.Expiry, Refresh: cur.RefreshToken != "", Concurrent: true}, nil
+	}
 
 	ch, err := c.probe(ctx, &cfg)
 	if err != nil {
