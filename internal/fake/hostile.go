@@ -198,6 +198,7 @@ func (h *Hostile) Notify(method string) {
 // ends.
 func (h *Hostile) Stop() {
 	h.once.Do(func() {
+		h.http.Listener.Close() // no new connections while the old ones are cut
 		h.http.CloseClientConnections()
 		close(h.done)
 		h.http.Close()

@@ -345,8 +345,10 @@ func TestHostileHangingStream(t *testing.T) {
 			t.Fatal("Connect still hanging after Stop")
 		}
 	}
-	if n := h.GetStreams(); n != 2 {
-		t.Errorf("GetStreams() = %d, want 2", n)
+	// The probe and the go-sdk's own GET; a retry may slip in before Stop
+	// closes the listener.
+	if n := h.GetStreams(); n < 2 {
+		t.Errorf("GetStreams() = %d, want at least 2", n)
 	}
 }
 

@@ -37,6 +37,27 @@ type Options struct {
 	// Server-to-client messages sent while a call is running (elicitation)
 	// then travel on the standalone GET stream instead.
 	JSONResponse bool
+
+	// OAuth protection (see protected.go). Auth, when set, requires on every
+	// request a live access token that Auth issued for exactly this server's
+	// URL, else 401 with a Bearer challenge carrying resource_metadata and
+	// scope="read" ([ChallengeScope]); the protected resource metadata is
+	// served at [ResourceMetadataPath], and the catalog gains the tool
+	// admin_reset. Auth and BearerToken are exclusive.
+	Auth *AuthServer
+	// ToolScopes maps a tool to the scope a call of it needs, e.g.
+	// {"admin_reset": "admin"}; a token without it gets 403 with
+	// `Bearer error="insufficient_scope", scope="<held scopes> <needed>"`.
+	ToolScopes map[string]string
+	// OmitResourceMetadata leaves resource_metadata out of the challenges,
+	// so clients must find the metadata at the well-known locations.
+	OmitResourceMetadata bool
+	// RootResourceMetadata serves the metadata at the root location
+	// /.well-known/oauth-protected-resource instead of the path-aware one.
+	RootResourceMetadata bool
+	// OmitChallengeScope leaves scope out of 401 challenges, so clients fall
+	// back to the metadata's scopes_supported.
+	OmitChallengeScope bool
 }
 
 // Server is an honest MCP server: the go-sdk's own server and Streamable HTTP
@@ -68,6 +89,8 @@ type Server struct {
 	unauthorized  int
 	inFlight      map[string]int // tool name → handlers running
 	cancellations []string
+
+	prot protection // OAuth protection, see protected.go
 }
 
 // session is the server-side lifetime of one issued session ID: cancelling it
@@ -115,12 +138,18 @@ func newServer(opts *Options) (*Server, error) {
 			s.opts.RequireHeader[k] = v
 		}
 	}
+	if err := checkAuthOptions(&s.opts); err != nil {
+		return nil, err
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake", Title: "Fake MCP server", Version: "1.0.0"}, &mcp.ServerOptions{
 		Instructions: "A fake MCP server for mcpgate's tests and demo. " +
 			"Try echo, add, slow, fail, ask and big; the prompts greet and summarize; the resources fake://readme and fake://data.json.",
 		GetSessionID: s.issueSessionID,
 	})
 	addCatalog(s)
+	if s.opts.Auth != nil {
+		addProtectedCatalog(s)
+	}
 	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    s.opts.Stateless,
 		JSONResponse: s.opts.JSONResponse,
@@ -150,11 +179,22 @@ func (s *Server) issueSessionID() string {
 // serveHTTP checks credentials, counts the request, answers 404 for forgotten
 // sessions and hands everything else to the go-sdk.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Auth != nil && s.serveResourceMetadata(w, r) {
+		return
+	}
 	if r.URL.Path != Endpoint {
 		http.NotFound(w, r)
 		return
 	}
-	if !s.authorized(r) {
+	var msgs []envelope
+	if r.Method == http.MethodPost {
+		msgs, _ = decodeMessages(peekBody(r))
+	}
+	if s.opts.Auth != nil {
+		if !s.checkAccessToken(w, r, msgs) {
+			return
+		}
+	} else if !s.authorized(r) {
 		s.mu.Lock()
 		s.unauthorized++
 		s.mu.Unlock()
@@ -166,12 +206,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var methods []string
-	if r.Method == http.MethodPost {
-		msgs, _ := decodeMessages(peekBody(r))
-		for _, m := range msgs {
-			if m.Method != "" {
-				methods = append(methods, m.Method)
-			}
+	for _, m := range msgs {
+		if m.Method != "" {
+			methods = append(methods, m.Method)
 		}
 	}
 	sessionID := r.Header.Get("Mcp-Session-Id")
@@ -216,8 +253,8 @@ func (s *Server) Initializes() int { return s.Requests("initialize") }
 
 // Requests returns how many JSON-RPC messages with this method (requests and
 // notifications alike, e.g. "tools/call" or "notifications/cancelled") the
-// server has seen. Requests refused with 401 are not counted; requests
-// answered 404 for a forgotten session are.
+// server has seen. Requests refused with 401 (or 403 insufficient_scope)
+// are not counted; requests answered 404 for a forgotten session are.
 func (s *Server) Requests(method string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,232 @@
+package fake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// ResourceMetadataPath is where a [Server] protected by an [AuthServer]
+// serves its protected resource metadata: RFC 9728's path-aware location
+// for the /mcp endpoint.
+const ResourceMetadataPath = "/.well-known/oauth-protected-resource" + Endpoint
+
+// rootResourceMetadataPath is RFC 9728's location for a resource at the root
+// of its origin, used with [Options].RootResourceMetadata.
+const rootResourceMetadataPath = "/.well-known/oauth-protected-resource"
+
+// ChallengeScope is the scope a protected [Server] names in its 401
+// challenges (unless [Options].OmitChallengeScope).
+const ChallengeScope = "read"
+
+// protection is the OAuth state of a protected Server, guarded by Server.mu.
+type protection struct {
+	hooks     resourceHooks
+	forbidden int
+}
+
+// resourceHooks let the hostile variants bend one behaviour of an honest
+// protected server.
+type resourceHooks struct {
+	metadataURL string                                     // resource_metadata in challenges instead of ours
+	noMetadata  bool                                       // our own well-known location answers 404
+	metadata    func(m *oauthex.ProtectedResourceMetadata) // edits the metadata
+	also        []*AuthServer                              // further servers whose access tokens are accepted
+}
+
+// checkAuthOptions validates the OAuth-related [Options] and copies the maps
+// the caller could change later.
+func checkAuthOptions(o *Options) error {
+	if o.Auth == nil {
+		if o.ToolScopes != nil || o.OmitResourceMetadata || o.RootResourceMetadata || o.OmitChallengeScope {
+			return errors.New("fake: ToolScopes and the resource metadata options need Auth")
+		}
+		return nil
+	}
+	if o.BearerToken != "" {
+		return errors.New("fake: BearerToken and Auth are exclusive")
+	}
+	scopes := make(map[string]string, len(o.ToolScopes))
+	for tool, scope := range o.ToolScopes {
+		scopes[tool] = scope
+	}
+	o.ToolScopes = scopes
+	return nil
+}
+
+// addProtectedCatalog adds the tool that only a protected server has.
+func addProtectedCatalog(s *Server) {
+	addTool(s, &mcp.Tool{
+		Name:        "admin_reset",
+		Description: "Resets the fake server's admin state. Needs the scope Options.ToolScopes names for it.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, func(context.Context, *mcp.CallToolRequest, noIn) (*mcp.CallToolResult, any, error) {
+		return textResult("reset done"), nil, nil
+	})
+}
+
+// ResourceMetadataURL returns where the server's protected resource metadata
+// is served (and what its 401 challenges point at), or "" if it is not
+// protected by an [AuthServer].
+func (s *Server) ResourceMetadataURL() string {
+	if s.opts.Auth == nil {
+		return ""
+	}
+	path := ResourceMetadataPath
+	if s.opts.RootResourceMetadata {
+		path = rootResourceMetadataPath
+	}
+	return strings.TrimSuffix(s.URL, Endpoint) + path
+}
+
+// Forbidden returns how many requests were refused with 403
+// insufficient_scope.
+func (s *Server) Forbidden() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.prot.forbidden
+}
+
+// setResourceHooks installs hostile behaviour before the server's URL is
+// handed out.
+func (s *Server) setResourceHooks(h resourceHooks) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prot.hooks = h
+}
+
+// serveResourceMetadata answers a request for the protected resource
+// metadata and reports whether r was one.
+func (s *Server) serveResourceMetadata(w http.ResponseWriter, r *http.Request) bool {
+	path := ResourceMetadataPath
+	if s.opts.RootResourceMetadata {
+		path = rootResourceMetadataPath
+	}
+	if r.URL.Path != path {
+		return false
+	}
+	s.mu.Lock()
+	hooks := s.prot.hooks
+	s.mu.Unlock()
+	if hooks.noMetadata {
+		http.NotFound(w, r)
+		return true
+	}
+	if !allowOnly(w, r, http.MethodGet) {
+		return true
+	}
+	writeJSON(w, http.StatusOK, s.resourceMetadata(hooks))
+	return true
+}
+
+// resourceMetadata is the server's RFC 9728 document, hooks applied.
+func (s *Server) resourceMetadata(hooks resourceHooks) *oauthex.ProtectedResourceMetadata {
+	m := &oauthex.ProtectedResourceMetadata{
+		Resource:               s.URL,
+		AuthorizationServers:   []string{s.opts.Auth.Issuer},
+		ScopesSupported:        slices.DeleteFunc(slices.Clone(s.opts.Auth.opts.Scopes), func(sc string) bool { return sc == "offline_access" }),
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "Fake MCP server",
+	}
+	for _, a := range hooks.also {
+		m.AuthorizationServers = append(m.AuthorizationServers, a.Issuer)
+	}
+	if hooks.metadata != nil {
+		hooks.metadata(m)
+	}
+	return m
+}
+
+// checkAccessToken enforces OAuth on a request to the MCP endpoint: a live
+// access token of the AuthServer for exactly this server's URL (else 401),
+// and for tools/call the scope ToolScopes names for the tool (else 403
+// insufficient_scope). It reports whether the request may go on.
+func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, msgs []envelope) bool {
+	s.mu.Lock()
+	hooks := s.prot.hooks
+	s.mu.Unlock()
+
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	presented := strings.EqualFold(scheme, "Bearer") && token != ""
+	var (
+		resource string
+		scopes   []string
+		ok       bool
+	)
+	if presented {
+		for _, a := range append([]*AuthServer{s.opts.Auth}, hooks.also...) {
+			if resource, scopes, ok = a.verifyAccess(token); ok {
+				break
+			}
+		}
+	}
+	if !ok || resource != s.URL {
+		code := ""
+		if presented {
+			code = "invalid_token"
+		}
+		var want []string
+		if !s.opts.OmitChallengeScope {
+			want = []string{ChallengeScope}
+		}
+		s.mu.Lock()
+		s.unauthorized++
+		s.mu.Unlock()
+		w.Header().Set("WWW-Authenticate", s.challenge(hooks, code, want))
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return false
+	}
+
+	for _, m := range msgs {
+		if m.Method != "tools/call" {
+			continue
+		}
+		var params struct {
+			Name string `json:"name"`
+		}
+		json.Unmarshal(m.Params, &params)
+		need := s.opts.ToolScopes[params.Name]
+		if need == "" || slices.Contains(scopes, need) {
+			continue
+		}
+		// Ask for what the token has plus what is missing, so a step-up does
+		// not lose the scopes the client already holds (MCP 2025-11-25).
+		want := slices.DeleteFunc(slices.Clone(scopes), func(sc string) bool { return sc == "offline_access" })
+		want = append(want, need)
+		s.mu.Lock()
+		s.prot.forbidden++
+		s.mu.Unlock()
+		w.Header().Set("WWW-Authenticate", s.challenge(hooks, "insufficient_scope", want))
+		http.Error(w, "insufficient scope", http.StatusForbidden)
+		return false
+	}
+	return true
+}
+
+// challenge builds a Bearer WWW-Authenticate value (RFC 6750 §3, RFC 9728 §5.1).
+func (s *Server) challenge(hooks resourceHooks, code string, scopes []string) string {
+	var params []string
+	if code != "" {
+		params = append(params, `error="`+code+`"`)
+	}
+	if len(scopes) > 0 {
+		params = append(params, `scope="`+strings.Join(scopes, " ")+`"`)
+	}
+	if !s.opts.OmitResourceMetadata {
+		u := s.ResourceMetadataURL()
+		if hooks.metadataURL != "" {
+			u = hooks.metadataURL
+		}
+		params = append(params, `resource_metadata="`+u+`"`)
+	}
+	if len(params) == 0 {
+		return "Bearer"
+	}
+	return "Bearer " + strings.Join(params, ", ")
+}
