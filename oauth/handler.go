@@ -197,7 +197,7 @@ func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig
 	if cfg.ClientMetadataURL != "" && cur.ClientID == cfg.ClientMetadataURL {
 		return &clientAuth{id: cur.ClientID, method: "none"}, nil
 	}
-	reg, err := c.opts.Store.GetRegistration(ctx, c.opts.Tenant, cur.Issuer, cur.RedirectURI)
+	reg, err := c.opts.Store.GetRegistration(ctx, c.opts.Tenant, cur.Issuer, registrationKey(cur.RedirectURI))
 	if err != nil || reg.ClientID != cur.ClientID {
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
 			Message: "the client registration behind the sign-in for " + cfg.ID + " is gone; sign in again with: mcpgate auth " + cfg.ID}

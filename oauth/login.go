@@ -198,7 +198,7 @@ type callback struct {
 }
 
 func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfig, o *LoginOptions, resource, issuer string, asm *oauthex.AuthServerMeta, scopes []string, prev *store.Credential) (*LoginResult, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.CallbackPort)))
+	ln, err := listenCallback(o.CallbackPort, prev)
 	if err != nil {
 		return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "listening for the sign-in callback on 127.0.0.1:%d: %v", o.CallbackPort, err)
 	}
@@ -258,6 +258,23 @@ func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfi
 		cred.StepUpCount = prev.StepUpCount + 1
 	}
 	return c.storeLogin(ctx, cfg, cred)
+}
+
+// listenCallback listens for the redirect on the configured port, else on
+// the port of the previous login (so an authorization server that insists
+// on the exact registered URI still matches), else on any free port.
+func listenCallback(port int, prev *store.Credential) (net.Listener, error) {
+	if port != 0 {
+		return net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	}
+	if prev != nil {
+		if u, err := url.Parse(prev.RedirectURI); err == nil && u.Port() != "" {
+			if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", u.Port())); err == nil {
+				return ln, nil
+			}
+		}
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
 }
 
 // awaitRedirect waits for the browser's redirect to reach the loopback

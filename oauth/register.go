@@ -3,6 +3,8 @@ package oauth
 import (
 	"context"
 	"errors"
+	"net/url"
+	"strings"
 	"slices"
 	"unicode"
 
@@ -25,7 +27,7 @@ func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issue
 	if cfg.ClientMetadataURL != "" && asm.ClientIDMetadataDocumentSupported {
 		return &clientAuth{id: cfg.ClientMetadataURL, method: "none"}, nil
 	}
-	reg, err := c.opts.Store.GetRegistration(ctx, c.opts.Tenant, issuer, redirectURI)
+	reg, err := c.opts.Store.GetRegistration(ctx, c.opts.Tenant, issuer, registrationKey(redirectURI))
 	switch {
 	case err == nil && (reg.ClientSecretExpiresAt.IsZero() || reg.ClientSecretExpiresAt.After(c.now())):
 		return &clientAuth{id: reg.ClientID, secret: reg.ClientSecret, method: reg.TokenEndpointAuthMethod}, nil
@@ -100,7 +102,7 @@ func (c *Client) register(ctx context.Context, issuer string, asm *oauthex.AuthS
 	reg := &store.Registration{
 		Tenant:                  c.opts.Tenant,
 		Issuer:                  issuer,
-		RedirectURI:             redirectURI,
+		RedirectURI:             registrationKey(redirectURI),
 		ClientID:                resp.ClientID,
 		ClientSecret:            resp.ClientSecret,
 		ClientSecretExpiresAt:   resp.ClientSecretExpiresAt,
@@ -111,6 +113,22 @@ func (c *Client) register(ctx context.Context, issuer string, asm *oauthex.AuthS
 		return nil, storeError("storing the client registration", err)
 	}
 	return reg, nil
+}
+
+// registrationKey is the redirect URI a registration is stored under: for
+// a loopback redirect, without its port, because the authorization server
+// must accept any port for it (RFC 8252 §7.3) and each login listens on
+// whatever port is free. One registration then serves every login.
+func registrationKey(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil || u.Scheme != "http" || !mcpgate.IsLoopbackHost(u.Hostname()) {
+		return redirectURI
+	}
+	u.Host = u.Hostname()
+	if strings.Contains(u.Host, ":") {
+		u.Host = "[" + u.Host + "]"
+	}
+	return u.String()
 }
 
 // checkClientID refuses client IDs that are empty, oversized or carry
