@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"strings"
 	"slices"
+	"strings"
 	"unicode"
 
 	"github.com/mcpgate/mcpgate"
