@@ -91,7 +91,9 @@ func TestTwoProcessesRefreshOnce(t *testing.T) {
 	mustLogin(t, c1, cfg)
 	m1 := newManager(t, c1, cfg)
 	m2 := newManager(t, c2, cfg)
-	for _, m := range []interface{ Connect(context.Context, string) error }{m1, m2} {
+	for _, m := range []interface {
+		Connect(context.Context, string) error
+	}{m1, m2} {
 		if err := m.Connect(context.Background(), "s"); err != nil {
 			t.Fatal(err)
 		}
