@@ -358,6 +358,7 @@ func (s *Server) Stop() {
 	if hs == nil {
 		return
 	}
+	hs.Listener.Close() // refuse new connections before cutting the old ones
 	hs.CloseClientConnections()
 	// Close every go-sdk session, including stateless ones without an ID, so
 	// none of their goroutines outlive the server. Their handlers have been
