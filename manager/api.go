@@ -86,9 +86,13 @@ type Status struct {
 	Error *ErrorInfo `json:"error,omitempty"`
 	// ConnectionID identifies the live session; zero when there is none.
 	ConnectionID uint64 `json:"-"`
-	Tools        int    `json:"tools"`
-	Prompts      int    `json:"prompts"`
-	Resources    int    `json:"resources"`
+	// Generation changes whenever a catalog of this server is replaced, so
+	// whoever derives something from catalogs (a search index, a tool list
+	// for a front) knows when to derive it again.
+	Generation uint64 `json:"-"`
+	Tools      int    `json:"tools"`
+	Prompts    int    `json:"prompts"`
+	Resources  int    `json:"resources"`
 	// Stale is set when the last catalog refresh failed and the counts
 	// describe the last valid catalog.
 	Stale bool `json:"stale,omitempty"`

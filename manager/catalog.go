@@ -40,10 +40,11 @@ type mirror struct {
 }
 
 type catalogs struct {
-	m         [numKinds]mirror
-	tools     []*mcp.Tool
-	prompts   []*mcp.Prompt
-	resources []*mcp.Resource
+	m          [numKinds]mirror
+	generation uint64 // bumped on every commit and reset
+	tools      []*mcp.Tool
+	prompts    []*mcp.Prompt
+	resources  []*mcp.Resource
 }
 
 func (c *catalogs) fill(st *Status, cfg *mcpgate.ServerConfig) {
@@ -52,6 +53,7 @@ func (c *catalogs) fill(st *Status, cfg *mcpgate.ServerConfig) {
 			st.Tools++
 		}
 	}
+	st.Generation = c.generation
 	st.Prompts = len(c.prompts)
 	st.Resources = len(c.resources)
 	for i := range c.m {
@@ -60,7 +62,7 @@ func (c *catalogs) fill(st *Status, cfg *mcpgate.ServerConfig) {
 	}
 }
 
-func (c *catalogs) reset() { *c = catalogs{} }
+func (c *catalogs) reset() { *c = catalogs{generation: c.generation + 1} }
 
 // supports reports whether the server advertised the capability for k.
 func (sess *session) supports(k kind) bool {
@@ -172,6 +174,7 @@ func (s *server) refresh(ctx context.Context, sess *session, k kind) {
 		return // a newer refresh already committed
 	}
 	mi.committed = gen
+	s.catalog.generation++
 	mi.loaded = true
 	mi.stale = false
 	mi.diags = diags
