@@ -10,6 +10,7 @@ require (
 	github.com/zalando/go-keyring v0.2.8
 	go.uber.org/goleak v1.3.0
 	golang.org/x/oauth2 v0.35.0
+	golang.org/x/term v0.47.0
 	modernc.org/sqlite v1.62.0
 )
 

@@ -53,7 +53,7 @@ func authError(cfg *mcpgate.ServerConfig, status int, challenge string, sentToke
 	case cfg.Auth == mcpgate.AuthBearer:
 		e.Message = fmt.Sprintf("the server rejected the bearer token from $%s (HTTP 401)", cfg.BearerTokenEnv)
 	case cfg.Auth == mcpgate.AuthOAuth:
-		e.Message = "the server requires an OAuth sign-in (HTTP 401); OAuth sign-in is not available in this build yet"
+		e.Message = fmt.Sprintf("the server requires an OAuth sign-in (HTTP 401); sign in with: mcpgate auth %s", cfg.ID)
 	default:
 		e.Message = fmt.Sprintf("the server requires authorization (HTTP 401); configure it with --auth bearer or --auth oauth (mcpgate add %s URL --replace ...)", cfg.ID)
 	}

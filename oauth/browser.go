@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"net/url"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -21,6 +22,9 @@ func OpenBrowser(rawURL string, getenv func(string) string) error {
 	u, err := safeURL(rawURL)
 	if err != nil {
 		return err
+	}
+	if getenv == nil {
+		getenv = os.Getenv
 	}
 	argv := browserCommand(getenv("BROWSER"), u)
 	cmd := exec.Command(argv[0], argv[1:]...)

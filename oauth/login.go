@@ -254,8 +254,8 @@ func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfi
 	}
 	b := store.Binding{Tenant: c.opts.Tenant, Server: cfg.ID, Resource: resource, Issuer: issuer, ClientID: ca.id, RedirectURI: redirectURI}
 	cred := c.credentialFrom(b, tr, scopes, prev)
-	if prev != nil && len(prev.StepUpScopes) > 0 {
-		cred.StepUpCount = prev.StepUpCount + 1
+	if len(cred.StepUpScopes) > 0 {
+		cred.StepUpCount++ // a sign-in for this challenge that did not get it
 	}
 	return c.storeLogin(ctx, cfg, cred)
 }

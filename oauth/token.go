@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,11 +177,22 @@ func (c *Client) credentialFrom(b store.Binding, tr *tokenResponse, requested []
 	} else {
 		cred.Scopes = requested
 	}
-	if prev != nil {
+	if prev != nil && !grantsAll(cred.Scopes, prev.StepUpScopes) {
+		// The step-up is still owed: keep asking for it (within bounds).
 		cred.StepUpScopes = prev.StepUpScopes
 		cred.StepUpCount = prev.StepUpCount
 	}
 	return cred
+}
+
+// grantsAll reports whether granted covers every scope in want.
+func grantsAll(granted, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(granted, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // pkce returns a code verifier and its S256 challenge (RFC 7636).

@@ -1,7 +1,13 @@
 package cli
 
 import (
+	"bufio"
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -11,16 +17,25 @@ import (
 )
 
 type addOptions struct {
-	ID, URL          string
-	Auth             *enumFlag
-	BearerTokenEnv   string
-	Headers          []string
-	Scopes           []string
-	ConnectOnStartup bool
-	Disabled         bool
-	Timeout          time.Duration
-	Replace          bool
+	ID, URL           string
+	Auth              *enumFlag
+	BearerTokenEnv    string
+	Headers           []string
+	Scopes            []string
+	ClientID          string
+	ClientSecretEnv   string
+	ClientMetadataURL string
+	Grant             string
+	PrivateKeyFile    string
+	ConnectOnStartup  bool
+	Disabled          bool
+	Timeout           time.Duration
+	Replace           bool
 }
+
+// oauthFlags are the flags that only make sense with --auth oauth, and so
+// imply it.
+var oauthFlags = []string{"client-id", "client-secret-env", "client-metadata-url", "grant", "private-key-file"}
 
 func newAddCmd(app *App) *cobra.Command {
 	opts := &addOptions{Auth: newEnumFlag(string(mcpgate.AuthNone), "none", "bearer", "oauth")}
@@ -32,27 +47,52 @@ Add a remote MCP server reached over Streamable HTTP. NAME is how you refer to
 it (lower-case letters, digits, '_' and '-'); URL must be https, or http on a
 loopback address.
 
+--auth oauth: sign in afterwards with mcpgate auth NAME. mcpgate registers
+itself with the server's authorization server, unless you give a client
+(--client-id, with --client-secret-env for a confidential one) or a Client
+ID Metadata Document URL. With --grant client_credentials a machine signs in
+with its own credentials (a secret or --private-key-file), no browser.
+
+--auth bearer: the token is read from stdin (typed without echo on a
+terminal, else the first line of the pipe) and stored sealed in the data
+directory, never in the config; or it is read from an environment variable
+at each request with --bearer-token-env.
+
 Header values may reference environment variables as ${VAR}; they are kept
 verbatim in the config and expanded only when a request is made.`),
 		Example: examples(`
   mcpgate add docs https://mcp.example.com/mcp
+  mcpgate add github https://api.githubcopilot.com/mcp/ --auth oauth
+  mcpgate add api https://api.example.com/mcp --auth bearer < token.txt
   mcpgate add api https://api.example.com/mcp --auth bearer --bearer-token-env API_TOKEN
+  mcpgate add ci https://mcp.example.com/mcp --grant client_credentials --client-id ci --client-secret-env CI_SECRET
   mcpgate add team https://mcp.example.com/mcp --header 'X-Team: ${TEAM_ID}'`),
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID, opts.URL = args[0], args[1]
-			// --bearer-token-env alone can only mean bearer auth.
-			if !cmd.Flags().Changed("auth") && opts.BearerTokenEnv != "" {
-				opts.Auth.value = string(mcpgate.AuthBearer)
+			if !cmd.Flags().Changed("auth") {
+				// --bearer-token-env alone can only mean bearer auth, a
+				// client flag only oauth.
+				switch {
+				case opts.BearerTokenEnv != "":
+					opts.Auth.value = string(mcpgate.AuthBearer)
+				case slices.ContainsFunc(oauthFlags, cmd.Flags().Changed):
+					opts.Auth.value = string(mcpgate.AuthOAuth)
+				}
 			}
-			return runAdd(app, opts)
+			return runAdd(cmd.Context(), app, opts)
 		},
 	}
 	f := cmd.Flags()
 	f.Var(opts.Auth, "auth", "how to authenticate: none, bearer or oauth")
-	f.StringVar(&opts.BearerTokenEnv, "bearer-token-env", "", "environment `variable` holding the bearer token (implies --auth bearer)")
+	f.StringVar(&opts.BearerTokenEnv, "bearer-token-env", "", "environment `variable` holding the bearer token (implies --auth bearer; without it the token is read from stdin)")
 	f.StringArrayVar(&opts.Headers, "header", nil, "extra HTTP header 'Name: value' sent with every request (repeatable)")
 	f.StringArrayVar(&opts.Scopes, "scope", nil, "OAuth `scope` to request (repeatable)")
+	f.StringVar(&opts.ClientID, "client-id", "", "OAuth client `ID` registered with the authorization server (default: register dynamically)")
+	f.StringVar(&opts.ClientSecretEnv, "client-secret-env", "", "environment `variable` holding the OAuth client's secret")
+	f.StringVar(&opts.ClientMetadataURL, "client-metadata-url", "", "https `URL` of mcpgate's Client ID Metadata Document, used when the authorization server supports it")
+	f.StringVar(&opts.Grant, "grant", "", "OAuth grant: authorization_code (a person signs in, the default) or client_credentials (a machine)")
+	f.StringVar(&opts.PrivateKeyFile, "private-key-file", "", "PEM `file` with the client's private key (ES256 or RS256) for client_credentials with private_key_jwt")
 	f.BoolVar(&opts.ConnectOnStartup, "connect-on-startup", false, "connect as soon as a long-running mcpgate starts")
 	f.BoolVar(&opts.Disabled, "disabled", false, "add the server disabled")
 	f.DurationVar(&opts.Timeout, "timeout", 0, "tool call timeout (default 60s)")
@@ -60,7 +100,7 @@ verbatim in the config and expanded only when a request is made.`),
 	return cmd
 }
 
-func runAdd(app *App, opts *addOptions) error {
+func runAdd(ctx context.Context, app *App, opts *addOptions) error {
 	s, err := opts.serverConfig()
 	if err != nil {
 		return err
@@ -69,48 +109,141 @@ func runAdd(app *App, opts *addOptions) error {
 	if err != nil {
 		return err
 	}
+	// Add checks everything about s, in memory; nothing is written until
+	// the token (if any) is read and stored too.
 	if err := cfg.Add(s, opts.Replace); err != nil {
 		return err
 	}
+	storesToken := s.Auth == mcpgate.AuthBearer && s.BearerTokenEnv == ""
+	if storesToken {
+		token, err := readToken(ctx, app.IO, s.ID)
+		if err != nil {
+			return err
+		}
+		client, err := app.OAuth()
+		if err != nil {
+			return err
+		}
+		if err := client.SetBearer(ctx, s, token); err != nil {
+			return err
+		}
+	}
 	if err := cfg.Save(); err != nil {
+		if storesToken {
+			// Without its server the token would only wait, unused, for a
+			// server of the same name and URL.
+			if client, cerr := app.OAuth(); cerr == nil {
+				client.Logout(context.WithoutCancel(ctx), s)
+			}
+		}
 		return err
 	}
 	out := app.IO.Out
 	fmt.Fprintf(out, "Added server %q: %s (auth %s) to %s\n", s.ID, s.URL, s.Auth, cfg.Path)
+	if storesToken {
+		dir, _ := app.DataDir()
+		fmt.Fprintf(out, "Its bearer token is stored sealed in %s, not in the config.\n", dir)
+	}
 	for _, name := range referencedEnv(&s) {
 		if app.Getenv(name) == "" {
 			fmt.Fprintf(app.IO.ErrOut, "note: $%s is not set here; requests to %q will fail until it is.\n", name, s.ID)
 		}
 	}
-	if s.Enabled {
-		fmt.Fprintf(out, "Check it with: mcpgate status %s\n", s.ID)
-	} else {
+	switch {
+	case !s.Enabled:
 		fmt.Fprintf(out, "It is disabled; enable it with: mcpgate enable %s\n", s.ID)
+	case s.Grant == mcpgate.GrantClientCredentials:
+		fmt.Fprintf(out, "It signs in by itself with the client's credentials; check it with: mcpgate status %s\n", s.ID)
+	case s.Auth == mcpgate.AuthOAuth:
+		fmt.Fprintf(out, "Sign in with: mcpgate auth %s\n", s.ID)
+	default:
+		fmt.Fprintf(out, "Check it with: mcpgate status %s\n", s.ID)
 	}
 	return nil
+}
+
+// maxTokenBytes bounds a bearer token read from stdin.
+const maxTokenBytes = 16 << 10
+
+// readToken reads the bearer token for server id: typed (or pasted)
+// without echo on a terminal, else the first line of stdin. It is never
+// printed, not even in an error.
+func readToken(ctx context.Context, streams *IO, id string) (string, error) {
+	var line string
+	if f, ok := streams.In.(*os.File); ok && streams.InTTY {
+		fmt.Fprintf(streams.ErrOut, "Paste the bearer token for %s and press Enter (it is not shown): ", id)
+		s, err := readHidden(ctx, f)
+		fmt.Fprintln(streams.ErrOut)
+		if err != nil {
+			return "", fmt.Errorf("reading the token: %w", err)
+		}
+		line = s
+	} else {
+		s, err := bufio.NewReader(io.LimitReader(streams.In, maxTokenBytes+2)).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("reading the token from stdin: %w", err)
+		}
+		line = s
+	}
+	token := strings.TrimSpace(line)
+	switch {
+	case token == "":
+		return "", usageErrorf("--auth bearer reads the token from stdin, which is empty; pipe it in (mcpgate add %s URL --auth bearer < token.txt) or name the variable holding it with --bearer-token-env VAR", id)
+	case len(token) > maxTokenBytes:
+		return "", usageErrorf("the bearer token on stdin is longer than %d KiB", maxTokenBytes>>10)
+	}
+	return token, nil
 }
 
 // serverConfig turns the flags into a config, refusing combinations of
 // flags that make no sense; the config itself is validated by config.Add.
 func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 	s := mcpgate.ServerConfig{
-		ID:               o.ID,
-		URL:              o.URL,
-		Auth:             mcpgate.AuthKind(o.Auth.value),
-		Enabled:          !o.Disabled,
-		ConnectOnStartup: o.ConnectOnStartup,
-		Scopes:           o.Scopes,
-		BearerTokenEnv:   o.BearerTokenEnv,
-		Timeout:          o.Timeout,
-	}
-	if s.Auth == mcpgate.AuthBearer && s.BearerTokenEnv == "" {
-		return s, usageErrorf("--auth bearer needs --bearer-token-env VAR naming the environment variable that holds the token (reading the token from stdin comes in a later step)")
+		ID:                o.ID,
+		URL:               o.URL,
+		Auth:              mcpgate.AuthKind(o.Auth.value),
+		Enabled:           !o.Disabled,
+		ConnectOnStartup:  o.ConnectOnStartup,
+		Scopes:            o.Scopes,
+		BearerTokenEnv:    o.BearerTokenEnv,
+		ClientID:          o.ClientID,
+		ClientSecretEnv:   o.ClientSecretEnv,
+		ClientMetadataURL: o.ClientMetadataURL,
+		Grant:             mcpgate.Grant(o.Grant),
+		PrivateKeyFile:    o.PrivateKeyFile,
+		Timeout:           o.Timeout,
 	}
 	if s.Auth != mcpgate.AuthBearer && s.BearerTokenEnv != "" {
 		return s, usageErrorf("--bearer-token-env is only for --auth bearer")
 	}
 	if len(o.Scopes) > 0 && s.Auth != mcpgate.AuthOAuth {
 		return s, usageErrorf("--scope is only for --auth oauth")
+	}
+	if s.Auth != mcpgate.AuthOAuth && (s.ClientID != "" || s.ClientSecretEnv != "" || s.ClientMetadataURL != "" || s.Grant != "" || s.PrivateKeyFile != "") {
+		return s, usageErrorf("--client-id, --client-secret-env, --client-metadata-url, --grant and --private-key-file are only for --auth oauth")
+	}
+	switch s.Grant {
+	case "", mcpgate.GrantAuthorizationCode:
+		if s.PrivateKeyFile != "" {
+			return s, usageErrorf("--private-key-file is only for --grant client_credentials")
+		}
+	case mcpgate.GrantClientCredentials:
+		if s.ClientID == "" || (s.ClientSecretEnv == "" && s.PrivateKeyFile == "") {
+			return s, usageErrorf("--grant client_credentials needs --client-id, and --client-secret-env VAR or --private-key-file PEM")
+		}
+	default:
+		return s, usageErrorf("--grant %q: must be authorization_code or client_credentials", o.Grant)
+	}
+	if s.PrivateKeyFile != "" {
+		// The config is used from any directory: keep the path absolute.
+		abs, err := filepath.Abs(s.PrivateKeyFile)
+		if err != nil {
+			return s, usageErrorf("--private-key-file: %v", err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return s, usageErrorf("--private-key-file %s: %v", abs, errors.Unwrap(err))
+		}
+		s.PrivateKeyFile = abs
 	}
 	for _, h := range o.Headers {
 		name, value, ok := strings.Cut(h, ":")
@@ -134,8 +267,10 @@ func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 // referencedEnv lists the environment variables a server's requests need.
 func referencedEnv(s *mcpgate.ServerConfig) []string {
 	var names []string
-	if s.BearerTokenEnv != "" {
-		names = append(names, s.BearerTokenEnv)
+	for _, v := range []string{s.BearerTokenEnv, s.ClientSecretEnv} {
+		if v != "" {
+			names = append(names, v)
+		}
 	}
 	for _, v := range s.Headers {
 		names = append(names, mcpgate.EnvRefs(v)...)

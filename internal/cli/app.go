@@ -4,13 +4,25 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 
+	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/names"
 	"github.com/mcpgate/mcpgate/manager"
+	"github.com/mcpgate/mcpgate/oauth"
+	"github.com/mcpgate/mcpgate/store"
+	"github.com/mcpgate/mcpgate/store/seal"
+	"github.com/mcpgate/mcpgate/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// storeFileName is the credential store's file in the data directory.
+const storeFileName = "mcpgate.db"
 
 // IO is where a command reads and writes. The TTY flags decide whether
 // progress is drawn and whether an elicitation may be asked; [NewIO] sets
@@ -32,13 +44,22 @@ func NewIO(in io.Reader, out, errOut io.Writer) *IO {
 }
 
 // App is what every command shares for one invocation: its streams, its
-// environment, the paths chosen by flags or environment, and the manager,
-// which is built only when a command needs a connection.
+// environment, the paths chosen by flags or environment, the credential
+// store and the manager. The store is opened only by commands that need
+// credentials (those that connect, auth, logout, add --auth bearer), so
+// commands that only read or edit the config never create a key.
 type App struct {
 	IO *IO
 	// Getenv reads the environment: MCPGATE_CONFIG and MCPGATE_DATA_DIR
-	// here, ${VAR} references and bearer tokens in the manager.
+	// here, MCPGATE_SECRET_KEY and MCPGATE_KEYRING for the store's key,
+	// BROWSER for sign-ins, ${VAR} references and bearer tokens in the
+	// manager.
 	Getenv func(string) string
+
+	// openBrowser shows a sign-in page to the person; nil means
+	// oauth.OpenBrowser with $BROWSER. The demo replaces it with a visit
+	// made in-process, so it never opens a real browser.
+	openBrowser func(url string) error
 
 	configFlag  string // --config
 	dataDirFlag string // --data-dir
@@ -46,6 +67,13 @@ type App struct {
 	// elicit answers form elicitations for the manager; nil declines them.
 	// A command sets it before its first call to Manager.
 	elicit func(context.Context, *manager.ElicitRequest) (*mcp.ElicitResult, error)
+
+	store     store.Store
+	keySource seal.Source
+	oauth     *oauth.Client
+	// oauthTransport carries the oauth client's requests; closed with the
+	// App so no idle connection outlives the invocation.
+	oauthTransport *http.Transport
 
 	mgr     *manager.Manager
 	closers []func()
@@ -105,9 +133,110 @@ func (a *App) Config() (*config.File, error) {
 	return config.Load(path)
 }
 
+// Server returns the configured server id, or a not-found error that
+// suggests the closest configured names.
+func (a *App) Server(id string) (mcpgate.ServerConfig, error) {
+	if err := mcpgate.ValidateID(id); err != nil {
+		return mcpgate.ServerConfig{}, err
+	}
+	cfg, err := a.Config()
+	if err != nil {
+		return mcpgate.ServerConfig{}, err
+	}
+	s, ok := cfg.Server(id)
+	if !ok {
+		msg := fmt.Sprintf("no server named %q is configured", id)
+		var known []string
+		for _, s := range cfg.Servers() {
+			known = append(known, s.ID)
+		}
+		if c := names.Closest(id, known, 3); len(c) > 0 {
+			msg += "; did you mean " + strings.Join(c, ", ") + "?"
+		}
+		return s, &mcpgate.Error{Category: mcpgate.CategoryNotFound, Message: msg}
+	}
+	return s, nil
+}
+
+// Store opens the credential store on first use: <data-dir>/mcpgate.db,
+// its secrets sealed with the key [seal.Load] finds ($MCPGATE_SECRET_KEY,
+// else the OS keyring unless MCPGATE_KEYRING=off, else the key file in the
+// data directory, created if needed).
+func (a *App) Store() (store.Store, error) {
+	if a.store != nil {
+		return a.store, nil
+	}
+	dir, err := a.EnsureDataDir()
+	if err != nil {
+		return nil, err
+	}
+	sealer, src, err := seal.Load(seal.LoadOptions{DataDir: dir, Getenv: a.Getenv})
+	if err != nil {
+		return nil, fmt.Errorf("opening the credential store: %w", err)
+	}
+	st, err := sqlite.Open(filepath.Join(dir, storeFileName), sealer)
+	if err != nil {
+		return nil, fmt.Errorf("opening the credential store: %w", err)
+	}
+	a.store, a.keySource = st, src
+	return st, nil
+}
+
+// storePath is where the credential store is (or would be).
+func (a *App) storePath() string {
+	dir, err := a.DataDir()
+	if err != nil {
+		return storeFileName + " in the data directory"
+	}
+	return filepath.Join(dir, storeFileName)
+}
+
+// keySourceText says in words where the open store's key came from.
+func (a *App) keySourceText() string {
+	switch a.keySource {
+	case seal.SourceEnv:
+		return "$" + seal.EnvKey
+	case seal.SourceKeyring:
+		return "the OS keyring"
+	case seal.SourceFile:
+		dir, _ := a.DataDir()
+		return "the key file " + filepath.Join(dir, seal.KeyFileName)
+	}
+	return "nowhere yet (the store is not open)"
+}
+
+// OAuth returns the authorization client over the store, opening it on
+// first use.
+func (a *App) OAuth() (*oauth.Client, error) {
+	if a.oauth != nil {
+		return a.oauth, nil
+	}
+	st, err := a.Store()
+	if err != nil {
+		return nil, err
+	}
+	a.oauthTransport = http.DefaultTransport.(*http.Transport).Clone()
+	a.oauth = oauth.New(&oauth.Options{
+		Store:      st,
+		HTTPClient: &http.Client{Transport: a.oauthTransport},
+		Getenv:     a.Getenv,
+		ClientName: "mcpgate",
+	})
+	return a.oauth, nil
+}
+
+// browser opens url for the person through the openBrowser seam.
+func (a *App) browser(url string) error {
+	if a.openBrowser != nil {
+		return a.openBrowser(url)
+	}
+	return oauth.OpenBrowser(url, a.Getenv)
+}
+
 // Manager returns the manager over the configured servers, building it on
-// first use. It connects nothing by itself: each command connects what it
-// needs, and [App.Close] closes every session.
+// first use, with the oauth client authorizing servers that sign in or
+// keep a stored token. It connects nothing by itself: each command
+// connects what it needs, and [App.Close] closes every session.
 func (a *App) Manager() (*manager.Manager, error) {
 	if a.mgr != nil {
 		return a.mgr, nil
@@ -116,11 +245,16 @@ func (a *App) Manager() (*manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	client, err := a.OAuth()
+	if err != nil {
+		return nil, err
+	}
 	m, err := manager.New(cfg.Servers(), &manager.Options{
 		ClientName:    "mcpgate",
 		ClientVersion: Version(),
 		Getenv:        a.Getenv,
 		Elicit:        a.elicit,
+		Authorizer:    client,
 	})
 	if err != nil {
 		return nil, err
@@ -134,7 +268,8 @@ func (a *App) Manager() (*manager.Manager, error) {
 func (a *App) onClose(f func()) { a.closers = append(a.closers, f) }
 
 // Close ends the invocation: it closes the manager (every session, cleanly),
-// then runs what commands registered with onClose.
+// runs what commands registered with onClose, then closes the store, which
+// the manager's sessions used until they closed.
 func (a *App) Close() {
 	if a.mgr != nil {
 		_ = a.mgr.Close() // nothing useful to do about a failed goodbye
@@ -144,6 +279,14 @@ func (a *App) Close() {
 		a.closers[i]()
 	}
 	a.closers = nil
+	if a.oauthTransport != nil {
+		a.oauthTransport.CloseIdleConnections()
+		a.oauthTransport, a.oauth = nil, nil
+	}
+	if a.store != nil {
+		_ = a.store.Close() // every write has committed; nothing is lost
+		a.store = nil
+	}
 }
 
 // Version is the module version of the binary, or "dev".

@@ -578,7 +578,7 @@ func newLineReader(r io.Reader) *lineReader {
 }
 
 func (l *lineReader) readLine(ctx context.Context) (string, error) {
-	l.start.Do(func() { go l.loop() })
+	l.begin()
 	select {
 	case line, ok := <-l.lines:
 		if !ok {
@@ -606,5 +606,14 @@ func (l *lineReader) loop() {
 		}
 	}
 }
+
+// begin starts reading ahead; readLine calls it, a consumer of channel
+// calls it once it wants lines.
+func (l *lineReader) begin() { l.start.Do(func() { go l.loop() }) }
+
+// channel delivers the lines, without their line ends, once begin has been
+// called; it is closed at the end of input (or on a read error). A line is
+// read only when the previous one has been taken.
+func (l *lineReader) channel() <-chan string { return l.lines }
 
 func (l *lineReader) close() { l.closeOnce.Do(func() { close(l.quit) }) }

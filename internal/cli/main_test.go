@@ -14,8 +14,24 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(removingBinary{m})
 }
+
+// removingBinary runs the tests, then removes the mcpgate binary they
+// built, if any.
+type removingBinary struct{ m *testing.M }
+
+func (r removingBinary) Run() int {
+	code := r.m.Run()
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
+	}
+	return code
+}
+
+// noBrowser is the $BROWSER of in-process tests unless they choose one: a
+// program that does not exist, so a sign-in can never open a real browser.
+const noBrowser = "/nonexistent/mcpgate-test-no-browser"
 
 // harness runs mcpgate in-process with a temporary config and data dir and
 // an environment of its own, never the process's.
@@ -34,7 +50,9 @@ func newHarness(t *testing.T) *harness {
 		t:       t,
 		cfg:     filepath.Join(dir, "config.json"),
 		dataDir: filepath.Join(dir, "data"),
-		env:     map[string]string{},
+		// Tests never touch the OS keyring (the key goes to a file in the
+		// data dir) and never open a real browser.
+		env: map[string]string{"MCPGATE_KEYRING": "off", "BROWSER": noBrowser},
 	}
 }
 

@@ -42,8 +42,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // run is one invocation: a fresh App and command tree, the error printed
 // once as "mcpgate: message", the manager closed before returning.
 func run(ctx context.Context, args []string, streams *IO, getenv func(string) string) int {
-	app := &App{IO: streams, Getenv: getenv}
+	return runApp(ctx, &App{IO: streams, Getenv: getenv}, args)
+}
+
+// runApp is run with an App its caller prepared (the demo replaces its
+// browser); app must be fresh, and is closed before runApp returns.
+func runApp(ctx context.Context, app *App, args []string) int {
 	defer app.Close()
+	streams := app.IO
 
 	root := newRootCmd(app)
 	started := false
@@ -93,7 +99,8 @@ func newRootCmd(app *App) *cobra.Command {
 		Long: strings.TrimSpace(`
 mcpgate connects AI agents to remote MCP servers over Streamable HTTP.
 
-Add a server, check its status, list and call its tools from the terminal.
+Add a server, sign in to it, check its status, list and call its tools
+from the terminal.
 Try it without any setup:
 
   mcpgate demo`),
@@ -127,10 +134,11 @@ Try it without any setup:
 		return &UsageError{Err: err}
 	})
 	root.PersistentFlags().StringVar(&app.configFlag, "config", "", "config `file` (default $MCPGATE_CONFIG, else $XDG_CONFIG_HOME/mcpgate/config.json)")
-	root.PersistentFlags().StringVar(&app.dataDirFlag, "data-dir", "", "data `directory` (default $MCPGATE_DATA_DIR, else $XDG_DATA_HOME/mcpgate)")
+	root.PersistentFlags().StringVar(&app.dataDirFlag, "data-dir", "", "data `directory` holding credentials, sealed (default $MCPGATE_DATA_DIR, else $XDG_DATA_HOME/mcpgate)")
 
 	root.AddGroup(
 		&cobra.Group{ID: "config", Title: "Configure servers:"},
+		&cobra.Group{ID: "auth", Title: "Sign in:"},
 		&cobra.Group{ID: "connect", Title: "Connect and inspect:"},
 		&cobra.Group{ID: "use", Title: "Use tools, prompts and resources:"},
 	)
@@ -143,6 +151,7 @@ Try it without any setup:
 	add("config",
 		newAddCmd(app), newRemoveCmd(app), newEnableCmd(app, true), newEnableCmd(app, false),
 		newToolsCmd(app), newImportCmd(app), newServersCmd(app))
+	add("auth", newAuthCmd(app), newLogoutCmd(app))
 	add("connect",
 		newStatusCmd(app), newConnectCmd(app, opConnect), newConnectCmd(app, opDisconnect), newConnectCmd(app, opReconnect))
 	add("use",

@@ -31,17 +31,22 @@ func newServersCmd(app *App) *cobra.Command {
 // serverJSON is one configured server as `servers --json` prints it.
 // Header values are left out: a literal value may be a credential.
 type serverJSON struct {
-	ID               string           `json:"id"`
-	Name             string           `json:"name"`
-	URL              string           `json:"url"`
-	Auth             mcpgate.AuthKind `json:"auth"`
-	Enabled          bool             `json:"enabled"`
-	ConnectOnStartup bool             `json:"connectOnStartup"`
-	DisabledTools    []string         `json:"disabledTools"`
-	Scopes           []string         `json:"scopes"`
-	BearerTokenEnv   string           `json:"bearerTokenEnv,omitempty"`
-	Headers          []string         `json:"headers"`
-	Timeout          string           `json:"timeout"`
+	ID                string           `json:"id"`
+	Name              string           `json:"name"`
+	URL               string           `json:"url"`
+	Auth              mcpgate.AuthKind `json:"auth"`
+	Enabled           bool             `json:"enabled"`
+	ConnectOnStartup  bool             `json:"connectOnStartup"`
+	DisabledTools     []string         `json:"disabledTools"`
+	Scopes            []string         `json:"scopes"`
+	BearerTokenEnv    string           `json:"bearerTokenEnv,omitempty"`
+	ClientID          string           `json:"clientId,omitempty"`
+	ClientSecretEnv   string           `json:"clientSecretEnv,omitempty"`
+	ClientMetadataURL string           `json:"clientMetadataUrl,omitempty"`
+	Grant             mcpgate.Grant    `json:"grant,omitempty"`
+	PrivateKeyFile    string           `json:"privateKeyFile,omitempty"`
+	Headers           []string         `json:"headers"`
+	Timeout           string           `json:"timeout"`
 }
 
 func runServers(app *App, opts *serversOptions) error {
@@ -62,7 +67,9 @@ func runServers(app *App, opts *serversOptions) error {
 				ID: s.ID, Name: s.DisplayName(), URL: s.URL, Auth: s.Auth,
 				Enabled: s.Enabled, ConnectOnStartup: s.ConnectOnStartup,
 				DisabledTools: orEmpty(s.DisabledTools), Scopes: orEmpty(s.Scopes),
-				BearerTokenEnv: s.BearerTokenEnv, Headers: headers,
+				BearerTokenEnv: s.BearerTokenEnv, ClientID: s.ClientID, ClientSecretEnv: s.ClientSecretEnv,
+				ClientMetadataURL: s.ClientMetadataURL, Grant: s.Grant, PrivateKeyFile: s.PrivateKeyFile,
+				Headers: headers,
 				Timeout: s.CallTimeout().String(),
 			})
 		}

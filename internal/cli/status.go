@@ -34,7 +34,9 @@ func newStatusCmd(app *App) *cobra.Command {
 		Long: strings.TrimSpace(`
 Connect every enabled server (or just NAME) and show its state: ready,
 needs-auth or error, with the reason and the number of tools, prompts and
-resources. Disabled servers are listed without connecting.
+resources. Disabled servers are listed without connecting. It also says
+where credentials are stored and where the key sealing them comes from:
+$MCPGATE_SECRET_KEY (env), the OS keyring, or the key file (file).
 
 Exits 1 if a server is in error, 4 if one needs authorization.`),
 		Args: argsBetween(0, 1),
@@ -45,7 +47,7 @@ Exits 1 if a server is in error, 4 if one needs authorization.`),
 			return runStatus(cmd.Context(), app, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print JSON: {"servers":[{"id","state","error",...}]}`)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print JSON: {"secretKey":"env|keyring|file","servers":[{"id","state","error",...}]}`)
 	return cmd
 }
 
@@ -100,7 +102,7 @@ func runStatus(ctx context.Context, app *App, opts *statusOptions) error {
 		if statuses == nil {
 			statuses = []manager.Status{}
 		}
-		if err := writeJSON(app.IO.Out, map[string]any{"servers": statuses}); err != nil {
+		if err := writeJSON(app.IO.Out, map[string]any{"secretKey": app.keySource, "servers": statuses}); err != nil {
 			return err
 		}
 	} else {
@@ -111,6 +113,7 @@ func runStatus(ctx context.Context, app *App, opts *statusOptions) error {
 		if err := writeStatusTable(app.IO.Out, statuses); err != nil {
 			return err
 		}
+		fmt.Fprintf(app.IO.Out, "Credentials are stored in %s, sealed with the key from %s.\n", app.storePath(), app.keySourceText())
 	}
 	return statusesError(statuses)
 }

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // isTerminal reports whether v is an *os.File open on a terminal. The null
@@ -57,5 +60,32 @@ func startProgress(w io.Writer, on bool, msg func() string) (stop func()) {
 			close(done)
 			wg.Wait()
 		})
+	}
+}
+
+// readHidden reads one line from the terminal f without echoing it. When
+// ctx ends first (Ctrl-C) it restores the terminal and gives up; the read
+// itself cannot be interrupted and ends with the process.
+func readHidden(ctx context.Context, f *os.File) (string, error) {
+	fd := int(f.Fd())
+	state, err := term.GetState(fd)
+	if err != nil {
+		return "", err
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := term.ReadPassword(fd)
+		ch <- result{b, err}
+	}()
+	select {
+	case r := <-ch:
+		return string(r.b), r.err
+	case <-ctx.Done():
+		term.Restore(fd, state)
+		return "", ctx.Err()
 	}
 }

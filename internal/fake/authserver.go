@@ -287,17 +287,17 @@ func newAuthServer(opts *AuthOptions) (*AuthServer, error) {
 		}
 	}
 
-	hs, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(a.serveHTTP))
+	hs, base, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(a.serveHTTP))
 	if err != nil {
 		return nil, err
 	}
 	a.http = hs
-	a.Issuer = hs.URL + o.IssuerPath
+	a.Issuer = base + o.IssuerPath
 	switch o.MetadataAt {
 	case MetadataOAuth:
-		a.MetadataURL = hs.URL + "/.well-known/oauth-authorization-server" + o.IssuerPath
+		a.MetadataURL = base + "/.well-known/oauth-authorization-server" + o.IssuerPath
 	case MetadataOpenID:
-		a.MetadataURL = hs.URL + "/.well-known/openid-configuration" + o.IssuerPath
+		a.MetadataURL = base + "/.well-known/openid-configuration" + o.IssuerPath
 	case MetadataOpenIDAppended:
 		a.MetadataURL = a.Issuer + "/.well-known/openid-configuration"
 	}
@@ -309,6 +309,7 @@ func newAuthServer(opts *AuthOptions) (*AuthServer, error) {
 	if !o.NoRevocation {
 		a.RevocationEndpoint = a.Issuer + "/revoke"
 	}
+	hs.Start()
 	return a, nil
 }
 

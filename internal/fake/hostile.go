@@ -127,12 +127,13 @@ func newHostile(opts HostileOptions) (*Hostile, error) {
 		sessions: make(map[string]bool),
 		streams:  make(map[*openStream]bool),
 	}
-	hs, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(h.serveHTTP))
+	hs, base, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(h.serveHTTP))
 	if err != nil {
 		return nil, err
 	}
 	h.http = hs
-	h.URL = hs.URL + Endpoint
+	h.URL = base + Endpoint
+	hs.Start()
 	return h, nil
 }
 

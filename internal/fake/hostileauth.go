@@ -174,7 +174,7 @@ func StartHostileAuth(t testing.TB, mode HostileAuthMode) *HostileAuth {
 	switch mode {
 	case HostilePRMOtherOrigin:
 		srv := h.Server
-		other, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		other, otherBase, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.mu.Lock()
 			h.otherHits++
 			h.mu.Unlock()
@@ -187,8 +187,9 @@ func StartHostileAuth(t testing.TB, mode HostileAuthMode) *HostileAuth {
 		if err != nil {
 			t.Fatal(err)
 		}
+		other.Start()
 		t.Cleanup(other.Close)
-		h.OtherOrigin = other.URL + ResourceMetadataPath
+		h.OtherOrigin = otherBase + ResourceMetadataPath
 		rh.metadataURL, rh.noMetadata = h.OtherOrigin, true
 	case HostileTwoIssuers:
 		h.Auth2 = StartAuth(t, nil)

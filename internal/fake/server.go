@@ -155,13 +155,14 @@ func newServer(opts *Options) (*Server, error) {
 		JSONResponse: s.opts.JSONResponse,
 	})
 	s.life, s.stop = context.WithCancel(context.Background())
-	hs, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(s.serveHTTP))
+	hs, base, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(s.serveHTTP))
 	if err != nil {
 		return nil, err
 	}
 	s.http = hs
 	s.addr = hs.Listener.Addr().String()
-	s.URL = hs.URL + Endpoint
+	s.URL = base + Endpoint
+	hs.Start()
 	return s, nil
 }
 
@@ -382,12 +383,13 @@ func (s *Server) Restart() error {
 	if s.http != nil {
 		return errors.New("fake: restarting a running server")
 	}
-	hs, err := newLoopbackServer(s.addr, http.HandlerFunc(s.serveHTTP))
+	hs, _, err := newLoopbackServer(s.addr, http.HandlerFunc(s.serveHTTP))
 	if err != nil {
 		return err
 	}
 	s.http = hs
 	s.life, s.stop = context.WithCancel(context.Background())
+	hs.Start()
 	return nil
 }
 

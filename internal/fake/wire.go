@@ -146,10 +146,14 @@ func pattern(n int) string {
 
 // newLoopbackServer starts h on addr, which must be a loopback address
 // ("127.0.0.1:0" picks a free port). The fakes never listen anywhere else.
-func newLoopbackServer(addr string, h http.Handler) (*httptest.Server, error) {
+//
+// The server is returned listening but not yet serving, with its base URL,
+// so the caller can set every field its handler reads before calling Start:
+// a request from another process may arrive at once.
+func newLoopbackServer(addr string, h http.Handler) (*httptest.Server, string, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("fake: listening on %s: %w", addr, err)
+		return nil, "", fmt.Errorf("fake: listening on %s: %w", addr, err)
 	}
 	srv := httptest.NewUnstartedServer(h)
 	srv.Listener.Close()
@@ -157,6 +161,5 @@ func newLoopbackServer(addr string, h http.Handler) (*httptest.Server, error) {
 	// Fakes hang up on clients on purpose (Stop, DropConnection); the
 	// server's complaints about that are noise in test output.
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.Start()
-	return srv, nil
+	return srv, "http://" + l.Addr().String(), nil
 }

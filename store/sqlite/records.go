@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -227,7 +229,7 @@ func (s *Store) PutFlow(ctx context.Context, f *store.Flow) error {
 			return err
 		}
 		_, err := t.conn.ExecContext(t.ctx, `INSERT OR REPLACE INTO flows (`+flowCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			f.State, f.Tenant, f.Server, verifier, f.Issuer, f.ClientID, f.RedirectURI, f.Resource, strs(f.Scopes), micros(f.Expiry))
+			stateKey(f.State), f.Tenant, f.Server, verifier, f.Issuer, f.ClientID, f.RedirectURI, f.Resource, strs(f.Scopes), micros(f.Expiry))
 		if err != nil {
 			return fmt.Errorf("putting login flow: %w", err)
 		}
@@ -251,8 +253,9 @@ func (s *Store) TakeFlow(ctx context.Context, state string) (*store.Flow, error)
 			return err
 		}
 		// The state is not named in errors: it guards the callback.
-		err := t.conn.QueryRowContext(t.ctx, `DELETE FROM flows WHERE state = ? RETURNING `+flowCols, state).
-			Scan(&f.State, &f.Tenant, &f.Server, &sealed, &f.Issuer, &f.ClientID, &f.RedirectURI, &f.Resource, &scopes, &expiry)
+		var key string
+		err := t.conn.QueryRowContext(t.ctx, `DELETE FROM flows WHERE state = ? RETURNING `+flowCols, stateKey(state)).
+			Scan(&key, &f.Tenant, &f.Server, &sealed, &f.Issuer, &f.ClientID, &f.RedirectURI, &f.Resource, &scopes, &expiry)
 		if errors.Is(err, sql.ErrNoRows) {
 			takeErr = notFound(err, "login flow")
 			return nil // commit the purge
@@ -265,6 +268,7 @@ func (s *Store) TakeFlow(ctx context.Context, state string) (*store.Flow, error)
 	if takeErr != nil {
 		return nil, takeErr
 	}
+	f.State = state
 	f.Expiry = fromMicros(expiry)
 	if f.Scopes, err = fromStrs(scopes); err != nil {
 		return nil, err
@@ -273,6 +277,14 @@ func (s *Store) TakeFlow(ctx context.Context, state string) (*store.Flow, error)
 		return nil, err
 	}
 	return &f, nil
+}
+
+// stateKey is how a flow's state is stored: its SHA-256, so the file never
+// holds a value that would let someone forge the callback, not even in a
+// freed page after the row is gone.
+func stateKey(state string) string {
+	sum := sha256.Sum256([]byte("mcpgate-flow-state\x00" + state))
+	return hex.EncodeToString(sum[:])
 }
 
 // purge deletes the table's expired rows.
