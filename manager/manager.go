@@ -314,3 +314,12 @@ func (m *Manager) Close() error {
 	}
 	return nil
 }
+
+// Config returns a server's configuration.
+func (m *Manager) Config(id string) (mcpgate.ServerConfig, error) {
+	s, err := m.server(id)
+	if err != nil {
+		return mcpgate.ServerConfig{}, err
+	}
+	return clone(s.config()), nil
+}

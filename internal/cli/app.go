@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -74,6 +75,11 @@ type App struct {
 	// oauthTransport carries the oauth client's requests; closed with the
 	// App so no idle connection outlives the invocation.
 	oauthTransport *http.Transport
+
+	// onStateChange and logger, when set before the first call to Manager,
+	// go to the manager (serve mirrors catalogs and logs to stderr).
+	onStateChange func(manager.Status)
+	logger        *slog.Logger
 
 	mgr     *manager.Manager
 	closers []func()
@@ -254,7 +260,9 @@ func (a *App) Manager() (*manager.Manager, error) {
 		ClientVersion: Version(),
 		Getenv:        a.Getenv,
 		Elicit:        a.elicit,
+		OnStateChange: a.onStateChange,
 		Authorizer:    client,
+		Logger:        a.logger,
 	})
 	if err != nil {
 		return nil, err

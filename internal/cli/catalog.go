@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpgate/mcpgate"
@@ -97,15 +98,20 @@ func writeCatalogJSON[T any](w io.Writer, key string, list []serverCatalog[T]) e
 // writeCatalogLines prints one line per entry: server, then the columns
 // line returns, aligned.
 func writeCatalogLines[T any](w io.Writer, list []serverCatalog[T], line func(T) []string) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var rows [][]string
 	for _, c := range list {
 		for _, item := range c.Items {
-			fmt.Fprint(tw, c.ID)
-			for _, col := range line(item) {
-				fmt.Fprint(tw, "\t", col)
-			}
-			fmt.Fprintln(tw)
+			rows = append(rows, append([]string{c.ID}, line(item)...))
 		}
+	}
+	return writeRows(w, rows)
+}
+
+// writeRows prints rows as aligned columns.
+func writeRows(w io.Writer, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
 }

@@ -155,8 +155,10 @@ Try it without any setup:
 	add("connect",
 		newStatusCmd(app), newConnectCmd(app, opConnect), newConnectCmd(app, opDisconnect), newConnectCmd(app, opReconnect))
 	add("use",
-		newListCmd(app), newDescribeCmd(app), newCallCmd(app),
+		newSearchCmd(app), newListCmd(app), newDescribeCmd(app), newCallCmd(app),
 		newPromptsCmd(app), newPromptCmd(app), newResourcesCmd(app), newReadCmd(app))
+	root.AddGroup(&cobra.Group{ID: "agents", Title: "Serve agents:"})
+	add("agents", newServeCmd(app))
 	root.AddCommand(newDemoCmd(app))
 	return root
 }

@@ -1,0 +1,108 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits bound what one gateway answer may put into a model's context.
+type Limits struct {
+	// MaxBytes bounds the text of one answer; default 24 KiB.
+	MaxBytes int
+	// MaxLines bounds its lines; default 400.
+	MaxLines int
+	// MaxImageBytes bounds an image passed through as an image; larger ones
+	// are described instead. Default 256 KiB; negative describes all.
+	MaxImageBytes int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = 24 << 10
+	}
+	if l.MaxLines <= 0 {
+		l.MaxLines = 400
+	}
+	if l.MaxImageBytes == 0 {
+		l.MaxImageBytes = 256 << 10
+	}
+	return l
+}
+
+// The marker around server-provided text. Every block carries a fresh
+// random nonce in both markers, so content cannot close the block early:
+// it would have to guess the nonce. The marker's name is also defused
+// inside the content, so a forged marker does not even look like one.
+const markerName = "untrusted-content"
+
+func nonce() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// untrusted wraps server-provided text for a model: provenance, the
+// nonce-carrying markers, and the bounded content.
+func untrusted(source, content string, lim Limits) string {
+	n := nonce()
+	body, note := bound(defuse(content), lim)
+	var b strings.Builder
+	fmt.Fprintf(&b, "<%s nonce=%q source=%q>\n", markerName, n, source)
+	b.WriteString(body)
+	if !strings.HasSuffix(body, "\n") {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "</%s nonce=%q>", markerName, n)
+	if note != "" {
+		b.WriteString("\n" + note)
+	}
+	return b.String()
+}
+
+// defuse keeps content from imitating the markers.
+func defuse(s string) string {
+	return strings.NewReplacer(markerName, "untrusted_content", "UNTRUSTED-CONTENT", "UNTRUSTED_CONTENT").Replace(s)
+}
+
+// bound cuts s to the byte and line limits, on a rune boundary, and says
+// honestly what was cut.
+func bound(s string, lim Limits) (string, string) {
+	total := len(s)
+	lines := strings.Count(s, "\n") + 1
+	cut := s
+	if n := lineCut(cut, lim.MaxLines); n < len(cut) {
+		cut = cut[:n]
+	}
+	if len(cut) > lim.MaxBytes {
+		n := lim.MaxBytes
+		for n > 0 && !utf8.RuneStart(cut[n]) {
+			n--
+		}
+		cut = cut[:n]
+	}
+	if len(cut) == total {
+		return s, ""
+	}
+	shownLines := strings.Count(cut, "\n")
+	if cut != "" && !strings.HasSuffix(cut, "\n") {
+		shownLines++
+	}
+	return cut, fmt.Sprintf("[truncated: showing %d of %d bytes and %d of %d lines; ask for less (a narrower query, fewer results) to see the rest]",
+		len(cut), total, shownLines, lines)
+}
+
+// lineCut returns the byte offset after max lines.
+func lineCut(s string, max int) int {
+	off := 0
+	for i := 0; i < max; i++ {
+		j := strings.IndexByte(s[off:], '\n')
+		if j < 0 {
+			return len(s)
+		}
+		off += j + 1
+	}
+	return off
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/manager"
+	"github.com/mcpgate/mcpgate/serve"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+type serveOptions struct {
+	Direct bool
+}
+
+func newServeCmd(app *App) *cobra.Command {
+	opts := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the gateway to an agent host over stdio",
+		Long: strings.TrimSpace(`
+Run an MCP server on stdin and stdout for an agent host (Claude Code,
+Claude Desktop, Cursor, VS Code). It exposes one tool, mcp, that finds,
+describes and calls the tools of every enabled server on demand; with
+--direct it exposes every enabled tool as mcp__SERVER__TOOL instead, with
+prompts and resources, and tells the host when a catalog changes.
+
+Nothing but protocol messages is written to stdout; diagnostics go to
+stderr. Servers connect when first used (or at start with
+connectOnStartup).`),
+		Example: examples(`
+  claude mcp add mcpgate -- mcpgate serve`),
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), app, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Direct, "direct", false, "expose every enabled tool, prompt and resource instead of the mcp gateway tool")
+	return cmd
+}
+
+func runServe(ctx context.Context, app *App, opts *serveOptions) error {
+	var front *serve.Front
+	app.elicit = func(ctx context.Context, r *manager.ElicitRequest) (*mcp.ElicitResult, error) {
+		return front.Elicit(ctx, r)
+	}
+	app.onStateChange = func(st manager.Status) {
+		if front != nil {
+			front.StateChanged(st)
+		}
+	}
+	app.logger = slog.New(slog.NewTextHandler(app.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	m, err := app.Manager()
+	if err != nil {
+		return err
+	}
+	oc, err := app.OAuth()
+	if err != nil {
+		return err
+	}
+	logins := &serve.Logins{OAuth: oc, Open: app.browser}
+	defer logins.Close()
+	gopts := &gateway.Options{Manager: m, Auth: logins}
+	front = serve.New(&serve.Options{
+		Gateway: gateway.New(gopts),
+		Bridge:  gateway.NewBridge(gopts),
+		Direct:  opts.Direct,
+		Version: Version(),
+		Logger:  app.logger,
+	})
+	m.Start(ctx)
+	return front.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(app.IO.In), Writer: nopWriteCloser{app.IO.Out}})
+}
+
+// nopWriteCloser keeps the transport from closing stdout, which belongs to
+// the process.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
