@@ -176,4 +176,3 @@ func TestServeElicitation(t *testing.T) {
 		t.Fatalf("elicitation through a host without the capability: %s", out)
 	}
 }
-
