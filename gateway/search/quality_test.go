@@ -1,0 +1,363 @@
+package search
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"unicode"
+)
+
+// The evaluation data lives outside the repository, in <root>/shared/data
+// next to the repository at <root>/main; see findData.
+const (
+	catalogFile = "tool-catalog.json"
+	queriesFile = "search-queries-dev.jsonl"
+)
+
+var showMisses = flag.Bool("search.misses", false,
+	"log the tuning half's queries whose expected tool is not first (never the held-out half's)")
+
+// evalData is the catalog as Docs and the dev queries, split in two.
+type evalData struct {
+	docs    []Doc
+	names   []string // "server/tool" of each doc
+	queries []evalQuery
+}
+
+type evalQuery struct {
+	text   string
+	expect map[string]bool
+	tuning bool // in the half the model was tuned on
+}
+
+var (
+	loadOnce sync.Once
+	loaded   *evalData
+	loadErr  error
+	lookedIn []string
+)
+
+// data loads the evaluation data, or skips tb saying where it looked.
+func data(tb testing.TB) *evalData {
+	tb.Helper()
+	loadOnce.Do(func() {
+		dir, ok := findData()
+		if !ok {
+			return
+		}
+		loaded, loadErr = load(dir)
+	})
+	if loadErr != nil {
+		tb.Fatal(loadErr)
+	}
+	if loaded == nil {
+		tb.Skipf("evaluation data not found: looked for shared/data/%s in %s", catalogFile, strings.Join(lookedIn, ", "))
+	}
+	return loaded
+}
+
+// findData walks up from the working directory (the package directory
+// under go test) looking for shared/data, the sibling of the repository.
+func findData() (string, bool) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	for {
+		cand := filepath.Join(dir, "shared", "data")
+		lookedIn = append(lookedIn, dir)
+		if _, err := os.Stat(filepath.Join(cand, catalogFile)); err == nil {
+			return cand, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+func load(dir string) (*evalData, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, catalogFile))
+	if err != nil {
+		return nil, err
+	}
+	var cat struct {
+		Servers []struct {
+			ID    string `json:"id"`
+			Tools []struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+				InputSchema struct {
+					Properties map[string]struct {
+						Description string `json:"description"`
+					} `json:"properties"`
+				} `json:"inputSchema"`
+			} `json:"tools"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(raw, &cat); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", catalogFile, err)
+	}
+	d := &evalData{}
+	for _, s := range cat.Servers {
+		for _, t := range s.Tools {
+			doc := Doc{
+				Server:      s.ID,
+				ServerTitle: titleOf(s.ID),
+				Tool:        t.Name,
+				Description: t.Description,
+			}
+			// Parameters in name order, as the gateway passes them.
+			var names []string
+			for n := range t.InputSchema.Properties {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				doc.Params = append(doc.Params, Param{Name: n, Description: t.InputSchema.Properties[n].Description})
+			}
+			d.docs = append(d.docs, doc)
+			d.names = append(d.names, s.ID+"/"+t.Name)
+		}
+	}
+
+	f, err := os.Open(filepath.Join(dir, queriesFile))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var q struct {
+			Query  string   `json:"query"`
+			Expect []string `json:"expect"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", queriesFile, err)
+		}
+		eq := evalQuery{text: q.Query, expect: map[string]bool{}, tuning: tuningHalf(q.Query)}
+		for _, e := range q.Expect {
+			eq.expect[e] = true
+		}
+		d.queries = append(d.queries, eq)
+	}
+	return d, sc.Err()
+}
+
+// tuningHalf splits the dev queries deterministically by a hash of their
+// text. Every choice in the model (field weights, stemming, thesaurus groups
+// and weights, fallbacks) was made looking only at the tuning half; the
+// held-out half is only ever reported as a figure.
+func tuningHalf(query string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(query))
+	return h.Sum32()%2 == 0
+}
+
+// titleOf derives a product name from a server ID, the way a gateway that
+// knows nothing else would: "google_workspace" becomes "Google Workspace".
+func titleOf(id string) string {
+	parts := strings.FieldsFunc(id, func(r rune) bool { return r == '_' || r == '-' })
+	for i, p := range parts {
+		parts[i] = strings.ToUpper(p[:1]) + p[1:]
+	}
+	return strings.Join(parts, " ")
+}
+
+// metrics are the quality figures of one ranker on one set of queries.
+type metrics struct {
+	n           int
+	r1, r5, mrr float64 // recall@1, recall@5, MRR over the top 5
+}
+
+func (m metrics) String() string {
+	return fmt.Sprintf("n=%d recall@1=%.3f recall@5=%.3f MRR@5=%.3f", m.n, m.r1, m.r5, m.mrr)
+}
+
+type evalResult struct{ tune, held, all metrics }
+
+// evaluate ranks every query with rank (top 5 doc indexes, best first).
+func evaluate(d *evalData, rank func(string) []int) evalResult {
+	var sums [3]metrics // tune, held, all
+	for _, q := range d.queries {
+		top := rank(q.text)
+		var rr float64
+		for i, doc := range top {
+			if i < 5 && q.expect[d.names[doc]] {
+				rr = 1 / float64(i+1)
+				break
+			}
+		}
+		half := 1
+		if q.tuning {
+			half = 0
+		}
+		for _, k := range []int{half, 2} {
+			sums[k].n++
+			if rr == 1 {
+				sums[k].r1++
+			}
+			if rr > 0 {
+				sums[k].r5++
+			}
+			sums[k].mrr += rr
+		}
+	}
+	for k := range sums {
+		if n := float64(sums[k].n); n > 0 {
+			sums[k].r1 /= n
+			sums[k].r5 /= n
+			sums[k].mrr /= n
+		}
+	}
+	return evalResult{tune: sums[0], held: sums[1], all: sums[2]}
+}
+
+func modelRanker(ix *Index) func(string) []int {
+	return func(q string) []int {
+		var out []int
+		for _, h := range ix.Search(q, 5) {
+			out = append(out, h.Doc)
+		}
+		return out
+	}
+}
+
+// baselineRanker is the naive matcher the model is measured against: a tool
+// scores the number of distinct query words (stop words and words under
+// three letters dropped) found as substrings of its lower-cased server,
+// name, description and parameters; ties keep catalog order.
+func baselineRanker(docs []Doc) func(string) []int {
+	texts := make([]string, len(docs))
+	for i, d := range docs {
+		var b strings.Builder
+		b.WriteString(d.Server + " " + d.ServerTitle + " " + d.Tool + " " + d.Title + " " + d.Description)
+		for _, p := range d.Params {
+			b.WriteString(" " + p.Name + " " + p.Description)
+		}
+		texts[i] = strings.ToLower(b.String())
+	}
+	return func(q string) []int {
+		seen := map[string]bool{}
+		var qw []string
+		for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if len(w) >= 3 && !stopwords[w] && !seen[w] {
+				seen[w] = true
+				qw = append(qw, w)
+			}
+		}
+		type scored struct{ doc, n int }
+		var hits []scored
+		for i, t := range texts {
+			n := 0
+			for _, w := range qw {
+				if strings.Contains(t, w) {
+					n++
+				}
+			}
+			if n > 0 {
+				hits = append(hits, scored{i, n})
+			}
+		}
+		sort.SliceStable(hits, func(i, j int) bool { return hits[i].n > hits[j].n })
+		var out []int
+		for i := 0; i < len(hits) && i < 5; i++ {
+			out = append(out, hits[i].doc)
+		}
+		return out
+	}
+}
+
+// TestSearchQualityFloor fails when the model's recall@5 on the held-out
+// queries falls below the floor. BenchmarkSearchQuality gives exact figures.
+func TestSearchQualityFloor(t *testing.T) {
+	d := data(t)
+	ix := New(d.docs)
+	got := evaluate(d, modelRanker(ix))
+	t.Logf("model:    tuning %v; held-out %v; all %v", got.tune, got.held, got.all)
+	base := evaluate(d, baselineRanker(d.docs))
+	t.Logf("baseline: tuning %v; held-out %v; all %v", base.tune, base.held, base.all)
+	const floor = 0.85
+	if got.held.r5 < floor {
+		t.Errorf("held-out recall@5 = %.3f, want >= %.2f", got.held.r5, floor)
+	}
+	if *showMisses {
+		logMisses(t, d, ix)
+	}
+}
+
+// logMisses logs the tuning queries whose first hit is not expected, with
+// the top hits, to guide tuning. It never shows held-out queries.
+func logMisses(t *testing.T, d *evalData, ix *Index) {
+	for _, q := range d.queries {
+		if !q.tuning {
+			continue
+		}
+		hits := ix.Search(q.text, 5)
+		if len(hits) > 0 && q.expect[d.names[hits[0].Doc]] {
+			continue
+		}
+		var top []string
+		found := false
+		for _, h := range hits {
+			mark := ""
+			if q.expect[d.names[h.Doc]] {
+				mark, found = "*", true
+			}
+			top = append(top, fmt.Sprintf("%s%s(%.2f)", mark, d.names[h.Doc], h.Score))
+		}
+		var want []string
+		for e := range q.expect {
+			want = append(want, e)
+		}
+		sort.Strings(want)
+		status := "MISS@5"
+		if found {
+			status = "miss@1"
+		}
+		t.Logf("%s %q\n\twant %v\n\tgot  %s", status, q.text, want, strings.Join(top, " "))
+	}
+}
+
+// ablations switch off one part of the model each, to show what it is worth.
+var ablations = []struct {
+	name string
+	set  func(*config)
+}{
+	{"model", func(*config) {}},
+	{"no-stemming", func(c *config) { c.stem = false }},
+	{"no-synonyms", func(c *config) { c.synonyms = false }},
+	{"no-derived-forms", func(c *config) { c.derived = false }},
+	{"no-compounds", func(c *config) { c.compounds = false }},
+	{"no-prefix-fallback", func(c *config) { c.partial = false }},
+	{"no-entities", func(c *config) { c.entities = false }},
+	{"per-term-idf", func(c *config) { c.unionIDF = false }},
+	{"no-name-coverage", func(c *config) { c.coverage = 0 }},
+	{"no-payload", func(c *config) { c.payload = 1 }},
+	{"no-imperative", func(c *config) { c.imperative = 0 }},
+	{"no-server-field", func(c *config) { c.weight[fieldServer] = 0 }},
+	{"no-param-fields", func(c *config) { c.weight[fieldParam], c.weight[fieldParamDesc] = 0, 0 }},
+	{"flat-fields", func(c *config) {
+		for k := range numFields {
+			c.weight[k] = 1
+		}
+	}},
+	{"bm25-one-field", func(c *config) {
+		// Everything in one field: plain BM25 over the concatenated text.
+		for k := range numFields {
+			c.weight[k], c.b[k] = 1, 0.75
+		}
+	}},
+}

@@ -1,0 +1,341 @@
+package search
+
+import (
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// concept is one unit of meaning in the query: a word or phrase and its
+// synonyms. A document scores for it as the best of its alternatives.
+type concept struct {
+	key    string
+	alts   []alt
+	weight float64 // 1, or less for payload
+}
+
+// alt is one way a concept can appear in a document: all of its terms.
+type alt struct {
+	terms  []int32
+	weight float64
+}
+
+type qtoken struct {
+	word    string // as written, lower-cased
+	key     string // the stem of a meaningful word, else the word
+	term    bool   // meaningful
+	payload bool   // inside content the query carries rather than asks about
+}
+
+// qtokens reads s into every word, meaningful (stemmed) or not, so that
+// phrases made partly of stop words ("look up", "what are") can be matched.
+func (ix *Index) qtokens(s string) []qtoken {
+	var toks []qtoken
+	for _, w := range words(s) {
+		if meaningful(w) {
+			toks = append(toks, qtoken{word: w, key: ix.key(w), term: true})
+		} else {
+			toks = append(toks, qtoken{word: w, key: w})
+		}
+	}
+	return toks
+}
+
+// Content a query carries rather than asks about: quoted text and what
+// follows "saying". The words of "post 'deploy finished' in #releases" that
+// find the tool are "post" and "releases", not "deploy" and "finished".
+var (
+	quotedRe = regexp.MustCompile(`(?:^|[\s(:,])(?:'([^']+)'|"([^"]+)"|“([^”]+)”|‘([^’]+)’)`)
+	sayingRe = regexp.MustCompile(`(?i)\b(?:saying|that says|which says|to say|so (?:that )?(?:i|we|you) can)\b[^.!?]*`)
+)
+
+// segments splits query into its asking and its payload parts, in order.
+func segments(query string) (parts []string, payload []bool) {
+	var spans [][2]int
+	for _, m := range quotedRe.FindAllStringSubmatchIndex(query, -1) {
+		for g := 2; g < len(m); g += 2 {
+			if m[g] >= 0 {
+				spans = append(spans, [2]int{m[g], m[g+1]})
+			}
+		}
+	}
+	for _, m := range sayingRe.FindAllStringIndex(query, -1) {
+		spans = append(spans, [2]int{m[0], m[1]})
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	at := 0
+	for _, sp := range spans {
+		if sp[0] < at {
+			sp[0] = at
+		}
+		if sp[1] <= sp[0] {
+			continue
+		}
+		parts, payload = append(parts, query[at:sp[0]]), append(payload, false)
+		parts, payload = append(parts, query[sp[0]:sp[1]]), append(payload, true)
+		at = sp[1]
+	}
+	parts, payload = append(parts, query[at:]), append(payload, false)
+	return parts, payload
+}
+
+// Things a query names that say what kind of object it is about, whatever
+// their text: "https://…" is a URL, "~/notes/a.txt" a path, "ENG-120" an
+// issue key, "jane@acme.com" an email address. Their own words ("https",
+// "eng", "acme") would only mislead.
+var (
+	urlRe      = regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
+	emailRe    = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b`)
+	pathRe     = regexp.MustCompile(`(^|\s)(~|\.{1,2})?/[\w.@~+-]+(/[\w.@~+-]*)*`)
+	issueKeyRe = regexp.MustCompile(`\b[A-Z][A-Z0-9]+-[0-9][0-9A-Z]*\b`)
+	extRe      = regexp.MustCompile(`\.[a-zA-Z][a-zA-Z0-9]{0,4}$`)
+	slugRe     = regexp.MustCompile(`(^|\s)[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[\w]($|[\s,;:!?)])`)
+)
+
+// entities replaces the entities in query with words for their kind.
+func entities(query string) string {
+	query = urlRe.ReplaceAllString(query, " url ")
+	query = emailRe.ReplaceAllString(query, " email ")
+	query = pathRe.ReplaceAllStringFunc(query, func(p string) string {
+		if extRe.MatchString(p) {
+			return " path file "
+		}
+		return " path "
+	})
+	query = issueKeyRe.ReplaceAllString(query, " issue ")
+	return slugRe.ReplaceAllString(query, " repo ")
+}
+
+// concepts reads the query into concepts over known terms.
+func (ix *Index) concepts(query string) []concept {
+	imperative := ix.cfg.imperative > 0 && startsImperative(query)
+	if ix.cfg.entities {
+		query = entities(query)
+	}
+	var toks []qtoken
+	if ix.cfg.payload < 1 {
+		parts, payload := segments(query)
+		for i, p := range parts {
+			ts := ix.qtokens(p)
+			for j := range ts {
+				ts[j].payload = payload[i]
+			}
+			toks = append(toks, ts...)
+		}
+	} else {
+		toks = ix.qtokens(query)
+	}
+
+	var out []concept
+	seen := map[string]bool{}
+	add := func(c concept, ts []qtoken) {
+		c.weight = ix.cfg.payload
+		for _, t := range ts {
+			if t.term && !t.payload {
+				c.weight = 1
+			}
+		}
+		if imperative && len(out) == 0 && &ts[0] == &toks[0] {
+			c.weight *= 1 + ix.cfg.imperative
+		}
+		if len(c.alts) > 0 && !seen[c.key] {
+			seen[c.key] = true
+			out = append(out, c)
+		}
+	}
+	for i := 0; i < len(toks); {
+		if ix.cfg.compounds && i+1 < len(toks) && toks[i].term && toks[i+1].term {
+			// "stack trace" for a catalog that says "stacktrace".
+			if id, ok := ix.ids[ix.key(toks[i].word+toks[i+1].word)]; ok {
+				add(concept{key: toks[i].key + "+" + toks[i+1].key, alts: []alt{{terms: []int32{id}, weight: 1}}}, toks[i:i+2])
+			}
+		}
+		if ix.thes != nil {
+			if n, groups := ix.thes.match(toks[i:]); n > 0 {
+				add(ix.synonymConcept(toks[i:i+n], groups), toks[i:i+n])
+				i += n
+				continue
+			}
+		}
+		if toks[i].term {
+			add(ix.wordConcept(toks[i]), toks[i:i+1])
+		}
+		i++
+	}
+	return out
+}
+
+// startsImperative reports whether the query opens with a meaningful word,
+// as a command does ("merge PR 12", "remember that …"), rather than with a
+// question or a stop word ("what", "which", "show me" does count).
+func startsImperative(query string) bool {
+	ws := words(query)
+	return len(ws) > 0 && meaningful(ws[0])
+}
+
+// key is the term a meaningful word is indexed under.
+func (ix *Index) key(w string) string {
+	if ix.cfg.stem {
+		return stem(w)
+	}
+	return w
+}
+
+// wordConcept is a query word with no synonyms: the word itself and its
+// derived forms ("deploy" and "deployment"), or, when no document has the
+// word, the known words it is made of ("codebase") or that share a long
+// prefix with it.
+func (ix *Index) wordConcept(t qtoken) concept {
+	c := concept{key: t.key}
+	c.alts = ix.ownAlts(c.alts, []qtoken{t})
+	return c
+}
+
+// ownAlts appends the alternatives of the query's own words toks: all the
+// known ones at full weight, and for a single word its derived forms; for a
+// single unknown word, its parts or prefix matches.
+func (ix *Index) ownAlts(alts []alt, toks []qtoken) []alt {
+	a := alt{weight: 1}
+	var own []qtoken
+	for _, t := range toks {
+		if !t.term {
+			continue
+		}
+		own = append(own, t)
+		if id, ok := ix.ids[t.key]; ok {
+			a.terms = append(a.terms, id)
+		}
+	}
+	if len(own) != 1 {
+		if len(a.terms) > 0 {
+			alts = append(alts, a)
+		}
+		return alts
+	}
+	t := own[0]
+	if len(a.terms) > 0 {
+		alts = append(alts, a)
+		if ix.cfg.derived {
+			for _, id := range ix.derivedForms(t.key) {
+				alts = append(alts, alt{terms: []int32{id}, weight: ix.cfg.partialWeight})
+			}
+		}
+		return alts
+	}
+	if ix.cfg.compounds {
+		if parts, ok := ix.split(t.word); ok {
+			return append(alts, alt{terms: parts, weight: ix.cfg.partialWeight})
+		}
+	}
+	if ix.cfg.partial {
+		for _, id := range ix.prefixMatches(t.key) {
+			alts = append(alts, alt{terms: []int32{id}, weight: ix.cfg.partialWeight})
+		}
+	}
+	return alts
+}
+
+// synonymConcept is a matched thesaurus entry: the words as written, at full
+// weight, and every other expression of its groups at the synonym weight.
+func (ix *Index) synonymConcept(toks []qtoken, groups []int) concept {
+	c := concept{key: exprKey(toks)}
+	c.alts = ix.ownAlts(c.alts, toks)
+	for _, g := range groups {
+		for _, e := range ix.thes.groups[g] {
+			if e.key == c.key {
+				continue
+			}
+			if a, ok := ix.alt(e.terms, ix.cfg.synWeight); ok && !hasAlt(c.alts, a) {
+				c.alts = append(c.alts, a)
+			}
+		}
+	}
+	return c
+}
+
+// hasAlt reports whether alts has a's terms at a's weight or more.
+func hasAlt(alts []alt, a alt) bool {
+	for _, b := range alts {
+		if b.weight >= a.weight && slices.Equal(b.terms, a.terms) {
+			return true
+		}
+	}
+	return false
+}
+
+// alt is the alternative of the given terms, if the index knows them all:
+// a synonym phrase is only worth its weight when every word of it can match.
+func (ix *Index) alt(ts []string, weight float64) (alt, bool) {
+	a := alt{weight: weight}
+	for _, t := range ts {
+		id, ok := ix.ids[t]
+		if !ok {
+			return alt{}, false
+		}
+		a.terms = append(a.terms, id)
+	}
+	return a, len(a.terms) > 0
+}
+
+// split finds two known words that w is made of, the longest first part
+// first: "codebase" is "code" and "base".
+func (ix *Index) split(w string) ([]int32, bool) {
+	for i := len(w) - 3; i >= 3; i-- {
+		l, r := w[:i], w[i:]
+		if !meaningful(l) || !meaningful(r) {
+			continue
+		}
+		li, lok := ix.ids[ix.key(l)]
+		ri, rok := ix.ids[ix.key(r)]
+		if lok && rok {
+			return []int32{li, ri}, true
+		}
+	}
+	return nil, false
+}
+
+// derivedForms returns the known terms that t is a prefix of, or that are
+// a prefix of t, give or take a letter, sharing at least partialMin bytes:
+// "attach" and "attachment", "notify" and "notification".
+func (ix *Index) derivedForms(t string) []int32 {
+	m := ix.cfg.partialMin
+	if len(t) < m {
+		return nil
+	}
+	var out []int32
+	p := t[:m]
+	for i := sort.SearchStrings(ix.vocab, p); i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], p); i++ {
+		v := ix.vocab[i]
+		if v != t && commonPrefix(v, t) >= min(len(v), len(t))-1 {
+			out = append(out, ix.ids[v])
+		}
+	}
+	return out
+}
+
+// prefixMatches returns the known terms that share a prefix of at least
+// partialMin bytes and two thirds of the shorter word with t.
+func (ix *Index) prefixMatches(t string) []int32 {
+	m := ix.cfg.partialMin
+	if len(t) < m {
+		return nil
+	}
+	var out []int32
+	p := t[:m]
+	for i := sort.SearchStrings(ix.vocab, p); i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], p); i++ {
+		v := ix.vocab[i]
+		if commonPrefix(v, t) >= max(m, min(len(v), len(t))*2/3) {
+			out = append(out, ix.ids[v])
+		}
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}

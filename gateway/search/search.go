@@ -1,0 +1,403 @@
+// Package search ranks tools for a model's free-text query.
+//
+// The gateway shows a model one small tool instead of every tool schema, so
+// the model has to find the tool it needs by describing it: "open a bug in
+// the acme/web repo", "what PRs are still open", "tail the logs of pod
+// api-7". This package turns such a sentence into a ranked list of tools.
+//
+// # Model
+//
+// Each tool is a document with fields: the tool name (split into words:
+// snake_case, kebab-case, camelCase, dotted names, letters and digits), its
+// title, its description, its parameter names, its parameter descriptions,
+// and the server's ID and product name. Words are lower-cased, stop words
+// dropped and inflections stemmed ("issues", "merged", "listing" meet
+// "issue", "merge", "list").
+//
+// Documents are ranked with BM25F: a term's frequency in each field is
+// normalized by that field's length, weighted by the field (a word in the
+// name counts far more than one in a parameter description), summed, and
+// saturated once, then weighted by the term's inverse document frequency.
+// Query words are expanded with a small thesaurus of the actions and objects
+// tool catalogs use ("open a bug" reaches create_issue, "PRs" reaches
+// pull_request tools, "kick off" reaches run and trigger tools). A word and
+// its synonyms count once, as the best of them, so a description that
+// happens to use three synonyms is not rewarded three times. A query word
+// that no tool contains falls back to tools containing words that share a
+// long prefix with it. The weights were chosen by measurement on a catalog
+// of real tools; see RESULTS.md in this directory.
+//
+// # Example
+//
+//	ix := search.New([]search.Doc{
+//		{Server: "github", Tool: "create_issue", Description: "Create a new issue"},
+//		{Server: "github", Tool: "list_issues", Description: "List issues"},
+//	})
+//	hits := ix.Search("open a bug on GitHub", 5)
+//	// hits[0].Doc == 0: create_issue
+//
+// An [Index] is immutable once built and safe for concurrent use.
+package search
+
+import (
+	"container/heap"
+	"math"
+	"math/bits"
+	"sort"
+	"sync"
+)
+
+// Param is one top-level input parameter of a tool.
+type Param struct{ Name, Description string }
+
+// Doc is one tool to be found.
+type Doc struct {
+	Server      string // server ID, e.g. "github"
+	ServerTitle string // the server's product name if known (e.g. "GitHub"); may be ""
+	Tool        string // tool name, e.g. "list_pull_requests"
+	Title       string // optional display title
+	Description string
+	Params      []Param // top-level input parameters
+}
+
+// Hit is one ranked result.
+type Hit struct {
+	Doc   int // index into the docs given to New
+	Score float64
+}
+
+type field int
+
+const (
+	fieldName field = iota
+	fieldTitle
+	fieldDesc
+	fieldParam
+	fieldParamDesc
+	fieldServer
+	numFields
+)
+
+// config holds the model's parameters. The defaults were measured; tests
+// change them to show what each part is worth.
+type config struct {
+	k1     float64
+	weight [numFields]float64 // BM25F field weights
+	b      [numFields]float64 // BM25F length normalization per field
+
+	stem          bool
+	synonyms      bool
+	thesaurus     []string // groups, as in thesaurusGroups
+	synWeight     float64  // weight of a synonym relative to the word itself
+	partial       bool
+	partialWeight float64 // weight of a prefix match for an unknown word
+	partialMin    int     // shortest shared prefix that counts
+	derived       bool    // a known word also matches its derived forms, at partialWeight
+	compounds     bool    // "stack trace" meets "stacktrace", "codebase" meets "code base"
+	entities      bool    // URLs, paths, issue keys and email addresses count as their kind
+	unionIDF      bool    // a word and its synonyms share the IDF of their union
+	coverage      float64 // bonus for the share of a tool's name the query covers
+	imperative    float64 // extra weight of the verb a command starts with
+	payload       float64 // weight of words that are the content to send, not the need ("saying …", quotes)
+}
+
+var defaultConfig = config{
+	k1:            0.8,
+	weight:        [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDesc: 1, fieldParam: 0.5, fieldParamDesc: 0.2, fieldServer: 2},
+	b:             [numFields]float64{fieldName: 0.5, fieldTitle: 0.5, fieldDesc: 0.75, fieldParam: 0.5, fieldParamDesc: 0.75, fieldServer: 0},
+	stem:          true,
+	synonyms:      true,
+	thesaurus:     thesaurusGroups,
+	synWeight:     0.8,
+	partial:       true,
+	partialWeight: 0.5,
+	partialMin:    5,
+	derived:       true,
+	compounds:     true,
+	entities:      true,
+	unionIDF:      true,
+	coverage:      2,
+	payload:       0.3,
+	imperative:    0.25,
+}
+
+type posting struct {
+	doc int32
+	sat float32 // tf'/(k1+tf'), where tf' is the field-weighted, length-normalized frequency
+	bit uint8   // 1 + the term's position among the distinct words of the tool's name, or 0
+}
+
+// Index ranks a fixed set of documents. It is safe for concurrent use.
+type Index struct {
+	cfg      config
+	n        int
+	ids      map[string]int32 // term to its ID
+	vocab    []string         // terms sorted, for prefix matching
+	idf      []float64
+	postings [][]posting
+	nameLen  []uint8 // distinct words in each tool's name, at most 64
+	thes     *thesaurus
+	scratch  sync.Pool
+}
+
+// New builds an index of docs. Docs are read, not kept.
+func New(docs []Doc) *Index { return newIndex(docs, defaultConfig) }
+
+func newIndex(docs []Doc, cfg config) *Index {
+	ix := &Index{cfg: cfg, n: len(docs), ids: map[string]int32{}, nameLen: make([]uint8, len(docs))}
+	if cfg.synonyms {
+		ix.thes = newThesaurus(cfg.thesaurus, ix.qtokens)
+	}
+
+	// Field terms of every document, and the average length of each field.
+	fields := make([][numFields][]string, len(docs))
+	var total [numFields]float64
+	for i, d := range docs {
+		f := &fields[i]
+		f[fieldName] = ix.termsOf(d.Tool)
+		f[fieldTitle] = ix.termsOf(d.Title)
+		f[fieldDesc] = ix.termsOf(d.Description)
+		for _, p := range d.Params {
+			f[fieldParam] = append(f[fieldParam], ix.termsOf(p.Name)...)
+			f[fieldParamDesc] = append(f[fieldParamDesc], ix.termsOf(p.Description)...)
+		}
+		// The server field says which product a tool belongs to; each
+		// of its words counts once however the ID and title repeat it.
+		f[fieldServer] = dedupe(append(ix.termsOf(d.Server), ix.termsOf(d.ServerTitle)...))
+		for k := range numFields {
+			total[k] += float64(len(f[k]))
+		}
+	}
+	var avg [numFields]float64
+	for k := range numFields {
+		if len(docs) > 0 {
+			avg[k] = total[k] / float64(len(docs))
+		}
+	}
+
+	tf := map[string]*[numFields]float64{}
+	var order []string
+	for i := range docs {
+		clear(tf)
+		order = order[:0]
+		for k := range numFields {
+			for _, t := range fields[i][k] {
+				c := tf[t]
+				if c == nil {
+					c = new([numFields]float64)
+					tf[t] = c
+					order = append(order, t)
+				}
+				c[k]++
+			}
+		}
+		var norm [numFields]float64
+		for k := range numFields {
+			norm[k] = 1
+			if avg[k] > 0 {
+				norm[k] = 1 - cfg.b[k] + cfg.b[k]*float64(len(fields[i][k]))/avg[k]
+			}
+		}
+		names := 0
+		for _, t := range order {
+			c := tf[t]
+			var w float64
+			for k := range numFields {
+				if c[k] > 0 {
+					w += cfg.weight[k] * c[k] / norm[k]
+				}
+			}
+			if w <= 0 {
+				continue
+			}
+			id, ok := ix.ids[t]
+			if !ok {
+				id = int32(len(ix.postings))
+				ix.ids[t] = id
+				ix.postings = append(ix.postings, nil)
+			}
+			p := posting{doc: int32(i), sat: float32(w / (cfg.k1 + w))}
+			if c[fieldName] > 0 && names < 64 {
+				names++
+				p.bit = uint8(names)
+			}
+			ix.postings[id] = append(ix.postings[id], p)
+		}
+		ix.nameLen[i] = uint8(names)
+	}
+
+	ix.idf = make([]float64, len(ix.postings))
+	ix.vocab = make([]string, 0, len(ix.ids))
+	for t, id := range ix.ids {
+		df := float64(len(ix.postings[id]))
+		ix.idf[id] = idf(float64(ix.n), df)
+		ix.vocab = append(ix.vocab, t)
+	}
+	sort.Strings(ix.vocab)
+	ix.scratch.New = func() any { return newScratch(ix.n) }
+	return ix
+}
+
+// termsOf is terms with the index's stemming choice.
+func (ix *Index) termsOf(s string) []string {
+	if ix.cfg.stem {
+		return terms(s)
+	}
+	var out []string
+	for _, w := range words(s) {
+		if meaningful(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func dedupe(ts []string) []string {
+	seen := map[string]bool{}
+	out := ts[:0]
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Search returns up to limit hits, best first; equal scores keep the order
+// of the docs given to New. Every document that shares a meaningful word
+// (after stemming) with the query scores above zero, so the result is empty
+// only when no document does, or when limit <= 0.
+func (ix *Index) Search(query string, limit int) []Hit {
+	if limit <= 0 || ix.n == 0 {
+		return nil
+	}
+	concepts := ix.concepts(query)
+	if len(concepts) == 0 {
+		return nil
+	}
+	s := ix.scratch.Get().(*scratch)
+	defer ix.scratch.Put(s)
+
+	for _, c := range concepts {
+		unionIDF := 0.0
+		if ix.cfg.unionIDF && len(c.alts) > 1 {
+			unionIDF = ix.unionIDF(c, s)
+		}
+		for _, a := range c.alts {
+			for _, id := range a.terms {
+				w := c.weight * a.weight * ix.idf[id]
+				if unionIDF > 0 {
+					w = c.weight * a.weight * unionIDF / float64(len(a.terms))
+				}
+				for _, p := range ix.postings[id] {
+					if s.alt[p.doc] == 0 {
+						s.altTouched = append(s.altTouched, p.doc)
+					}
+					s.alt[p.doc] += w * float64(p.sat)
+					if p.bit > 0 {
+						s.names[p.doc] |= 1 << (p.bit - 1)
+					}
+				}
+			}
+			// A concept scores as the best of its alternatives.
+			for _, d := range s.altTouched {
+				if s.concept[d] == 0 {
+					s.conceptTouched = append(s.conceptTouched, d)
+				}
+				s.concept[d] = max(s.concept[d], s.alt[d])
+				s.alt[d] = 0
+			}
+			s.altTouched = s.altTouched[:0]
+		}
+		for _, d := range s.conceptTouched {
+			if s.total[d] == 0 {
+				s.touched = append(s.touched, d)
+			}
+			s.total[d] += s.concept[d]
+			s.concept[d] = 0
+		}
+		s.conceptTouched = s.conceptTouched[:0]
+	}
+
+	h := hitHeap(make([]Hit, 0, min(limit, len(s.touched))))
+	for _, d := range s.touched {
+		hit := Hit{Doc: int(d), Score: s.total[d]}
+		if n := ix.nameLen[d]; n > 0 && s.names[d] != 0 {
+			hit.Score += ix.cfg.coverage * float64(bits.OnesCount64(s.names[d])) / float64(n)
+		}
+		s.total[d] = 0
+		s.names[d] = 0
+		if len(h) < limit {
+			heap.Push(&h, hit)
+		} else if better(hit, h[0]) {
+			h[0] = hit
+			heap.Fix(&h, 0)
+		}
+	}
+	s.touched = s.touched[:0]
+	out := []Hit(h)
+	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
+	return out
+}
+
+// unionIDF is the IDF of the documents that have any of c's alternatives:
+// a word and its synonyms are one concept, as rare or as common as the
+// concept, however rare the word the query happened to use.
+func (ix *Index) unionIDF(c concept, s *scratch) float64 {
+	for _, a := range c.alts {
+		for _, id := range a.terms {
+			for _, p := range ix.postings[id] {
+				if !s.mark[p.doc] {
+					s.mark[p.doc] = true
+					s.altTouched = append(s.altTouched, p.doc)
+				}
+			}
+		}
+	}
+	df := float64(len(s.altTouched))
+	for _, d := range s.altTouched {
+		s.mark[d] = false
+	}
+	s.altTouched = s.altTouched[:0]
+	return idf(float64(ix.n), df)
+}
+
+func idf(n, df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
+
+// better orders hits best first: higher score, then earlier document.
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Doc < b.Doc
+}
+
+// hitHeap is a min-heap: its root is the worst of the hits kept.
+type hitHeap []Hit
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// scratch holds per-query accumulators, reused across queries.
+type scratch struct {
+	total, concept, alt                 []float64
+	names                               []uint64 // name words matched, by posting.bit
+	mark                                []bool
+	touched, conceptTouched, altTouched []int32
+}
+
+func newScratch(n int) *scratch {
+	return &scratch{
+		total: make([]float64, n), concept: make([]float64, n), alt: make([]float64, n),
+		names: make([]uint64, n), mark: make([]bool, n),
+	}
+}

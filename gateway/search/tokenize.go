@@ -1,0 +1,232 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// words splits s into lower-case words: on anything that is not a letter or
+// a digit (so snake_case, kebab-case, dotted.names and paths), between a
+// lower-case and an upper-case letter (camelCase), before the last capital
+// of a run of capitals followed by a lower-case letter (HTTPServer), and
+// between letters and digits. A run that mixes letters and digits is also
+// kept whole ("r2", "oauth2", "k8s"), because its parts alone mean little.
+func words(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		// Skip separators.
+		i := 0
+		for i < len(s) {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if isAlnum(r) {
+				break
+			}
+			i += n
+		}
+		s = s[i:]
+		if s == "" {
+			break
+		}
+		// Take one alphanumeric run.
+		j := 0
+		for j < len(s) {
+			r, n := utf8.DecodeRuneInString(s[j:])
+			if !isAlnum(r) {
+				break
+			}
+			j += n
+		}
+		out = splitIdent(s[:j], out)
+		s = s[j:]
+	}
+	return out
+}
+
+// lowerPart lower-cases one part of an identifier, turning a plural acronym
+// ("PRs", "IDs", "URLs") into its singular, which the stemmer cannot do once
+// the case is gone ("prs").
+func lowerPart(p []rune) string {
+	n := len(p)
+	if n >= 3 && p[n-1] == 's' {
+		caps := true
+		for _, r := range p[:n-1] {
+			caps = caps && unicode.IsUpper(r)
+		}
+		if caps {
+			p = p[:n-1]
+		}
+	}
+	return strings.ToLower(string(p))
+}
+
+func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// splitIdent appends the lower-cased parts of the identifier run to out.
+func splitIdent(run string, out []string) []string {
+	rs := []rune(run)
+	start := 0
+	letters, digits := false, false
+	n0 := len(out)
+	for i, r := range rs {
+		if unicode.IsDigit(r) {
+			digits = true
+		} else {
+			letters = true
+		}
+		if i == 0 {
+			continue
+		}
+		p := rs[i-1]
+		cut := false
+		switch {
+		case unicode.IsDigit(p) != unicode.IsDigit(r):
+			cut = true
+		case unicode.IsLower(p) && unicode.IsUpper(r):
+			cut = true
+		case unicode.IsUpper(p) && unicode.IsUpper(r) && i+2 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsLower(rs[i+2]):
+			// "HTTPServer", but not the plural acronym "PRs".
+			cut = true
+		}
+		if cut {
+			out = append(out, lowerPart(rs[start:i]))
+			start = i
+		}
+	}
+	out = append(out, lowerPart(rs[start:]))
+	if letters && digits && len(out)-n0 > 1 {
+		out = append(out, strings.ToLower(run))
+	}
+	return out
+}
+
+// meaningful reports whether a lower-case word can be a search term: not a
+// stop word, not a bare number, not a single letter.
+func meaningful(w string) bool {
+	if stopwords[w] {
+		return false
+	}
+	if utf8.RuneCountInString(w) < 2 {
+		return false
+	}
+	for _, r := range w {
+		if !unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// terms returns the search terms of s: its meaningful words, stemmed.
+func terms(s string) []string {
+	ws := words(s)
+	out := ws[:0]
+	for _, w := range ws {
+		if meaningful(w) {
+			out = append(out, stem(w))
+		}
+	}
+	return out
+}
+
+// stem reduces inflected forms to one key: plurals ("issues", "branches",
+// "repositories"), past tense and participles ("merged", "committed",
+// "listing"), and a final silent e, so that "create", "creates", "created"
+// and "creating" meet. It is deliberately lighter than Porter: derivational
+// suffixes ("-tion", "-ment") are left alone, because tool names use them as
+// distinct nouns. The key is not always a word ("creat"); it only has to be
+// the same for the forms that should meet.
+func stem(w string) string {
+	if base, ok := irregular[w]; ok {
+		w = base
+	}
+	if len(w) <= 3 || !isASCIILower(w) {
+		return w
+	}
+	// Plurals and third person.
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+	case strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "zzes"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "s"):
+		w = w[:len(w)-1]
+	}
+	// Past tense and participles.
+	switch {
+	case strings.HasSuffix(w, "ied") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "ing") && len(w) >= 6 && hasVowel(w[:len(w)-3]):
+		w = undouble(w[:len(w)-3])
+	case strings.HasSuffix(w, "ed") && len(w) >= 5 && hasVowel(w[:len(w)-2]):
+		w = undouble(w[:len(w)-2])
+	}
+	if strings.HasSuffix(w, "e") && len(w) > 3 {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+func isASCIILower(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
+
+// undouble turns "committ" into "commit" and "stopp" into "stop", but keeps
+// "add", "call", "pass" and "buzz" whole.
+func undouble(w string) string {
+	n := len(w)
+	if n >= 4 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+// irregular maps common irregular forms to the form the regular rules stem.
+var irregular = map[string]string{
+	"began": "begin", "begun": "begin", "bought": "buy", "brought": "bring",
+	"built": "build", "chose": "choose", "chosen": "choose", "did": "do",
+	"done": "do", "drew": "draw", "drawn": "draw", "found": "find",
+	"gave": "give", "given": "give", "got": "get", "gotten": "get",
+	"held": "hold", "hidden": "hide", "kept": "keep", "knew": "know",
+	"known": "know", "led": "lead", "lost": "lose", "made": "make",
+	"paid": "pay", "ran": "run", "rang": "ring", "said": "say", "saw": "see",
+	"seen": "see", "sent": "send", "shown": "show", "sold": "sell",
+	"spent": "spend", "spoke": "speak", "spoken": "speak", "stood": "stand",
+	"taken": "take", "took": "take", "taught": "teach", "thought": "think",
+	"told": "tell", "threw": "throw", "thrown": "throw", "understood": "understand",
+	"woke": "wake", "wrote": "write", "written": "write", "children": "child",
+	"people": "person", "indices": "index", "analyses": "analysis",
+	"using": "use", "used": "use", "uses": "use",
+}
+
+// stopwords are words that carry no meaning for finding a tool: English
+// function words (the NLTK list) and the fragments contractions split into.
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		a about above after again against ain all am an and any are aren as at
+		be because been before being below between both but by can couldn d did
+		didn do does doesn doing don down during each few for from further had
+		hadn has hasn have haven having he her here hers herself him himself his
+		how i if in into is isn it its itself just ll m ma me mightn more most
+		mustn my myself needn no nor not now o of off on once only or other our
+		ours ourselves out over own re s same shan she should shouldn so some
+		such t than that the their theirs them themselves then there these they
+		this those through to too under until up very ve was wasn we were weren
+		what when where which while who whom why will with won wouldn y you your
+		yours yourself yourselves
+		could would please let lets also via whose`) {
+		m[w] = true
+	}
+	return m
+}()
