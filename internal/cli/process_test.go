@@ -67,7 +67,7 @@ func mcpgateBinary(t testing.TB) string {
 // browser as $BROWSER. Every output is kept so that secretsLeaked can
 // check none of it holds a secret.
 type procs struct {
-	t            *testing.T
+	t            testing.TB
 	bin          string
 	cfg, dataDir string
 	browserLog   string
@@ -77,7 +77,7 @@ type procs struct {
 	outputs []string
 }
 
-func newProcs(t *testing.T) *procs {
+func newProcs(t testing.TB) *procs {
 	t.Helper()
 	bin := mcpgateBinary(t)
 	dir := t.TempDir()
