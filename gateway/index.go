@@ -92,6 +92,19 @@ func params(schema any) []search.Param {
 		p := search.Param{Name: name}
 		if pm, ok := props[name].(map[string]any); ok {
 			p.Description, _ = pm["description"].(string)
+			// Tools that bundle actions behind one parameter name them only
+			// in its enum; searching them needs those words.
+			if enum, ok := pm["enum"].([]any); ok {
+				var vals []string
+				for _, v := range enum {
+					if s, ok := v.(string); ok {
+						vals = append(vals, s)
+					}
+				}
+				if len(vals) > 0 {
+					p.Description += " One of: " + strings.Join(vals, ", ") + "."
+				}
+			}
 		}
 		out = append(out, p)
 	}

@@ -156,10 +156,15 @@ func load(dir string) (*evalData, error) {
 	return d, sc.Err()
 }
 
-// tuningHalf splits the dev queries deterministically by a hash of their
-// text. Every choice in the model (field weights, stemming, thesaurus groups
-// and weights, fallbacks) was made looking only at the tuning half; the
-// held-out half is only ever reported as a figure.
+// tuningHalf splits the dev queries deterministically by the FNV-1a hash of
+// their text: 74 tuning queries, 76 held out. The model was tuned on the
+// tuning half only: its misses (-search.misses), explanations, ablations
+// (-search.ablate, -search.diff) and the weight grid (-search.tune) guided
+// every choice, and the tools that show them never show a held-out query.
+// The held-out half is only ever reported as a figure. One caveat, recorded
+// in RESULTS.md: the query file was read in full to learn its format before
+// the split existed, and some thesaurus wording came from that reading (see
+// heldOutInspired).
 func tuningHalf(query string) bool {
 	h := fnv.New32a()
 	h.Write([]byte(query))
@@ -331,14 +336,82 @@ func logMisses(t *testing.T, d *evalData, ix *Index) {
 	}
 }
 
-// ablations switch off one part of the model each, to show what it is worth.
-var ablations = []struct {
+// issueThesaurus is the synonym list the issue asked for, word for word:
+// the thesaurus before any vocabulary chosen while looking at queries.
+var issueThesaurus = []string{
+	"create|add|new|open|make|file",
+	"delete|remove|drop|destroy",
+	"list|show|get all|enumerate|what are",
+	"get|fetch|read|retrieve|view|show",
+	"update|edit|modify|change|set",
+	"search|find|query|look up",
+	"send|post|message",
+	"run|trigger|kick off|execute|dispatch",
+	"pull request|pr|merge request",
+	"issue|bug|ticket",
+	"repo|repository",
+	"doc|document|page",
+	"log|logs|output",
+	"comment|reply",
+	"user|member|person",
+	"channel|room",
+	"file|contents",
+}
+
+// heldOutInspired are the thesaurus groups and expressions whose wording
+// was suggested by a query that turned out to be in the held-out half: the
+// query file was read in full, before the split existed, to learn its
+// format. They are generic vocabulary and stay in the product, but the
+// held-out figure is only clean without them; the ablation
+// "no-held-out-inspired" reports it.
+var heldOutInspired = map[string]bool{
+	"cancel|stop|abort|terminate|kill|halt": true, "restart|reboot|reload|bounce": true,
+	"merge|squash": true, "copy|clone|duplicate|fork": true, "approve|review|sign off|lgtm": true,
+	"close|resolve|complete|finish": true, "mute|silence|snooze|suppress": true, "schedule|book": true,
+	"how many|count|number of|total": true, "click|press|tap": true, "type|enter|fill|fill in|input": true,
+	"navigate|go to|visit|browse": true, "draft|compose|unsent": true, "alert|alarm|warning": true,
+	"typescript|ts": true, "secret|credential|password|token|leak|leaked": true,
+	"vulnerability|vulnerable|cve|advisory": true, "image|picture|png|jpg|jpeg|render": true,
+	"dialog|popup|modal|prompt|confirm": true, "network request|api call|http request|xhr": true,
+	"kubernetes|k8s|kube|kubectl": true, "pod|container": true, "namespace|ns": true,
+	"usage|top|consumption|utilization": true, "dashboard|panel|chart": true,
+	"oncall|on call|on-call|pager|rotation|shift": true, "uptime|monitor|health check|ping": true,
+	"annotation|annotate|marker": true, "kv|key value|key-value": true,
+	"variable|var|env var|environment variable|setting": true, "subscription|membership": true,
+	"refund|reimburse": true, "status|state|progress|stage": true,
+	// Single expressions in groups that stay.
+	"spin up": true, "look in": true, "in progress": true,
+}
+
+func withoutHeldOutInspired(groups []string) []string {
+	var out []string
+	for _, line := range groups {
+		if heldOutInspired[line] {
+			continue
+		}
+		var keep []string
+		for _, e := range strings.Split(line, "|") {
+			if !heldOutInspired[e] {
+				keep = append(keep, e)
+			}
+		}
+		out = append(out, strings.Join(keep, "|"))
+	}
+	return out
+}
+
+// ablation switches off one part of the model, to show what it is worth.
+type ablation struct {
 	name string
 	set  func(*config)
-}{
+}
+
+var ablations = []ablation{
 	{"model", func(*config) {}},
 	{"no-stemming", func(c *config) { c.stem = false }},
 	{"no-synonyms", func(c *config) { c.synonyms = false }},
+	{"issue-thesaurus-only", func(c *config) { c.thesaurus = issueThesaurus }},
+	{"no-held-out-inspired", func(c *config) { c.thesaurus = withoutHeldOutInspired(c.thesaurus) }},
 	{"no-derived-forms", func(c *config) { c.derived = false }},
 	{"no-compounds", func(c *config) { c.compounds = false }},
 	{"no-prefix-fallback", func(c *config) { c.partial = false }},
@@ -347,6 +420,7 @@ var ablations = []struct {
 	{"no-name-coverage", func(c *config) { c.coverage = 0 }},
 	{"no-payload", func(c *config) { c.payload = 1 }},
 	{"no-imperative", func(c *config) { c.imperative = 0 }},
+	{"no-question", func(c *config) { c.question = 0 }},
 	{"no-server-field", func(c *config) { c.weight[fieldServer] = 0 }},
 	{"no-param-fields", func(c *config) { c.weight[fieldParam], c.weight[fieldParamDesc] = 0, 0 }},
 	{"flat-fields", func(c *config) {

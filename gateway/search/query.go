@@ -13,6 +13,7 @@ type concept struct {
 	key    string
 	alts   []alt
 	weight float64 // 1, or less for payload
+	boost  bool    // only adds to documents other concepts found
 }
 
 // alt is one way a concept can appear in a document: all of its terms.
@@ -52,6 +53,9 @@ var (
 
 // segments splits query into its asking and its payload parts, in order.
 func segments(query string) (parts []string, payload []bool) {
+	if !strings.ContainsAny(query, "'\"“‘") && !strings.Contains(strings.ToLower(query), "sa") && !strings.Contains(query, "so ") {
+		return []string{query}, []bool{false}
+	}
 	var spans [][2]int
 	for _, m := range quotedRe.FindAllStringSubmatchIndex(query, -1) {
 		for g := 2; g < len(m); g += 2 {
@@ -82,8 +86,8 @@ func segments(query string) (parts []string, payload []bool) {
 
 // Things a query names that say what kind of object it is about, whatever
 // their text: "https://…" is a URL, "~/notes/a.txt" a path, "ENG-120" an
-// issue key, "jane@acme.com" an email address. Their own words ("https",
-// "eng", "acme") would only mislead.
+// issue key, "jane@acme.com" an email address, "acme/web-app" a repository.
+// Their own words ("https", "eng", "acme") would only mislead.
 var (
 	urlRe      = regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
 	emailRe    = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b`)
@@ -93,25 +97,36 @@ var (
 	slugRe     = regexp.MustCompile(`(^|\s)[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[\w]($|[\s,;:!?)])`)
 )
 
-// entities replaces the entities in query with words for their kind.
-func entities(query string) string {
-	query = urlRe.ReplaceAllString(query, " url ")
-	query = emailRe.ReplaceAllString(query, " email ")
-	query = pathRe.ReplaceAllStringFunc(query, func(p string) string {
-		if extRe.MatchString(p) {
-			return " path file "
-		}
-		return " path "
-	})
-	query = issueKeyRe.ReplaceAllString(query, " issue ")
-	return slugRe.ReplaceAllString(query, " repo ")
+// replaceEntities replaces the entities in query with words for their kind.
+func replaceEntities(query string) string {
+	// The cheap tests keep the regular expressions off most queries.
+	if strings.Contains(query, "://") {
+		query = urlRe.ReplaceAllString(query, " url ")
+	}
+	if strings.Contains(query, "@") {
+		query = emailRe.ReplaceAllString(query, " email ")
+	}
+	if strings.Contains(query, "/") {
+		query = pathRe.ReplaceAllStringFunc(query, func(p string) string {
+			if extRe.MatchString(p) {
+				return " path file "
+			}
+			return " path "
+		})
+		query = slugRe.ReplaceAllString(query, " repo ")
+	}
+	if strings.Contains(query, "-") {
+		query = issueKeyRe.ReplaceAllString(query, " issue ")
+	}
+	return query
 }
 
-// concepts reads the query into concepts over known terms.
-func (ix *Index) concepts(query string) []concept {
+// concepts reads the query into concepts over known terms, reading
+// entities as their kind if asked.
+func (ix *Index) concepts(query string, entities bool) []concept {
 	imperative := ix.cfg.imperative > 0 && startsImperative(query)
-	if ix.cfg.entities {
-		query = entities(query)
+	if entities {
+		query = replaceEntities(query)
 	}
 	var toks []qtoken
 	if ix.cfg.payload < 1 {
@@ -129,46 +144,68 @@ func (ix *Index) concepts(query string) []concept {
 
 	var out []concept
 	seen := map[string]bool{}
-	add := func(c concept, ts []qtoken) {
+	add := func(c concept, ts []qtoken, first bool) {
+		if len(c.alts) == 0 || seen[c.key] {
+			return
+		}
+		seen[c.key] = true
 		c.weight = ix.cfg.payload
 		for _, t := range ts {
 			if t.term && !t.payload {
 				c.weight = 1
 			}
 		}
-		if imperative && len(out) == 0 && &ts[0] == &toks[0] {
+		if first && imperative {
 			c.weight *= 1 + ix.cfg.imperative
 		}
-		if len(c.alts) > 0 && !seen[c.key] {
-			seen[c.key] = true
-			out = append(out, c)
-		}
+		out = append(out, c)
 	}
 	for i := 0; i < len(toks); {
+		n := 1
+		if m, groups := ix.thes.match(toks[i:]); m > 0 {
+			n = m
+			add(ix.synonymConcept(toks[i:i+n], groups), toks[i:i+n], i == 0)
+		} else if toks[i].term {
+			add(ix.wordConcept(toks[i]), toks[i:i+1], i == 0)
+		}
 		if ix.cfg.compounds && i+1 < len(toks) && toks[i].term && toks[i+1].term {
 			// "stack trace" for a catalog that says "stacktrace".
 			if id, ok := ix.ids[ix.key(toks[i].word+toks[i+1].word)]; ok {
-				add(concept{key: toks[i].key + "+" + toks[i+1].key, alts: []alt{{terms: []int32{id}, weight: 1}}}, toks[i:i+2])
+				c := concept{key: toks[i].key + "+" + toks[i+1].key, alts: []alt{{terms: []int32{id}, weight: 1}}}
+				add(c, toks[i:i+2], false)
 			}
 		}
-		if ix.thes != nil {
-			if n, groups := ix.thes.match(toks[i:]); n > 0 {
-				add(ix.synonymConcept(toks[i:i+n], groups), toks[i:i+n])
-				i += n
-				continue
+		i += n
+	}
+	if ix.cfg.question > 0 && len(out) > 0 && isQuestion(query) {
+		// "What PRs are open?" asks for a list, though it never says so.
+		c := concept{key: "?", weight: ix.cfg.question, boost: true}
+		for _, w := range []string{"list", "search", "find", "get"} {
+			if id, ok := ix.ids[ix.key(w)]; ok {
+				c.alts = append(c.alts, alt{terms: []int32{id}, weight: 1})
 			}
 		}
-		if toks[i].term {
-			add(ix.wordConcept(toks[i]), toks[i:i+1])
+		if len(c.alts) > 0 {
+			out = append(out, c)
 		}
-		i++
 	}
 	return out
 }
 
+// isQuestion reports whether the query asks rather than commands.
+func isQuestion(query string) bool {
+	if strings.HasSuffix(strings.TrimSpace(query), "?") {
+		return true
+	}
+	ws := words(query)
+	return len(ws) > 0 && questionWords[ws[0]]
+}
+
+var questionWords = map[string]bool{"what": true, "which": true, "who": true, "how": true, "where": true, "when": true}
+
 // startsImperative reports whether the query opens with a meaningful word,
 // as a command does ("merge PR 12", "remember that …"), rather than with a
-// question or a stop word ("what", "which", "show me" does count).
+// question word or another stop word ("which PRs are open?").
 func startsImperative(query string) bool {
 	ws := words(query)
 	return len(ws) > 0 && meaningful(ws[0])
@@ -281,6 +318,9 @@ func (ix *Index) alt(ts []string, weight float64) (alt, bool) {
 // split finds two known words that w is made of, the longest first part
 // first: "codebase" is "code" and "base".
 func (ix *Index) split(w string) ([]int32, bool) {
+	if !isASCIILower(w) {
+		return nil, false
+	}
 	for i := len(w) - 3; i >= 3; i-- {
 		l, r := w[:i], w[i:]
 		if !meaningful(l) || !meaningful(r) {

@@ -1,31 +1,49 @@
 // Package search ranks tools for a model's free-text query.
 //
 // The gateway shows a model one small tool instead of every tool schema, so
-// the model has to find the tool it needs by describing it: "open a bug in
-// the acme/web repo", "what PRs are still open", "tail the logs of pod
-// api-7". This package turns such a sentence into a ranked list of tools.
+// the model finds the tool it needs by describing it: "open a bug in the
+// acme/web repo", "what PRs are still open?", "tail the logs of pod api-7".
+// This package turns such a sentence into a ranked list of tools.
 //
-// # Model
+// # Documents
 //
-// Each tool is a document with fields: the tool name (split into words:
-// snake_case, kebab-case, camelCase, dotted names, letters and digits), its
-// title, its description, its parameter names, its parameter descriptions,
-// and the server's ID and product name. Words are lower-cased, stop words
-// dropped and inflections stemmed ("issues", "merged", "listing" meet
-// "issue", "merge", "list").
+// Each tool is a document with fields: its name, title, description,
+// parameter names, parameter descriptions, and its server's ID and product
+// name. Text is split into words on anything that is not a letter or digit
+// and inside identifiers (snake_case, kebab-case, camelCase, dotted names,
+// letters and digits), lower-cased, stripped of stop words, and stemmed
+// lightly, so that "issues", "merged" and "listing" meet "issue", "merge"
+// and "list".
+//
+// # Queries
+//
+// A query is read into concepts. A word or phrase found in the thesaurus
+// (thesaurusGroups) becomes one concept whose alternatives are itself and
+// its synonyms: "open a bug" reaches create_issue, "PRs" pull_request tools,
+// "kick off" run and trigger tools. A word also meets its derived forms
+// ("deploy", "deployment"); a word that no tool has falls back to the known
+// words it is made of ("codebase") or that share a long prefix with it; and
+// two words may meet one compound ("stack trace", "stacktrace").
+// Entities count as their kind rather than their text: a URL as "url", a
+// path as "path", "ENG-120" as an issue, "acme/web" as a repository. Quoted
+// text and what follows "saying" is the content to send, not the need, and
+// counts for less; the verb a command starts with counts for more; and a
+// question ("which buckets are there?") leans towards listing and
+// searching tools.
+//
+// # Ranking
 //
 // Documents are ranked with BM25F: a term's frequency in each field is
-// normalized by that field's length, weighted by the field (a word in the
-// name counts far more than one in a parameter description), summed, and
-// saturated once, then weighted by the term's inverse document frequency.
-// Query words are expanded with a small thesaurus of the actions and objects
-// tool catalogs use ("open a bug" reaches create_issue, "PRs" reaches
-// pull_request tools, "kick off" reaches run and trigger tools). A word and
-// its synonyms count once, as the best of them, so a description that
-// happens to use three synonyms is not rewarded three times. A query word
-// that no tool contains falls back to tools containing words that share a
-// long prefix with it. The weights were chosen by measurement on a catalog
-// of real tools; see RESULTS.md in this directory.
+// normalized by the field's length and weighted by the field (a word in the
+// name counts far more than one in a parameter description), summed, then
+// saturated once and weighted by the term's inverse document frequency. A
+// concept scores as the best of its alternatives, with the IDF of all of
+// them together, so a description that happens to use three synonyms is not
+// rewarded three times and a rare synonym is not worth more than the common
+// word it stands for. A bonus for the share of a tool's name the query
+// covers prefers create_issue to create_issue_from_template for "create an
+// issue". Every part and weight was chosen by measurement on real tool
+// catalogs; RESULTS.md in this directory has the figures.
 //
 // # Example
 //
@@ -98,6 +116,7 @@ type config struct {
 	unionIDF      bool    // a word and its synonyms share the IDF of their union
 	coverage      float64 // bonus for the share of a tool's name the query covers
 	imperative    float64 // extra weight of the verb a command starts with
+	question      float64 // weight of the listing and searching a question implies
 	payload       float64 // weight of words that are the content to send, not the need ("saying …", quotes)
 }
 
@@ -119,6 +138,7 @@ var defaultConfig = config{
 	coverage:      2,
 	payload:       0.3,
 	imperative:    0.25,
+	question:      0.5,
 }
 
 type posting struct {
@@ -175,20 +195,24 @@ func newIndex(docs []Doc, cfg config) *Index {
 		}
 	}
 
-	tf := map[string]*[numFields]float64{}
+	// Per document: each distinct term, in first-seen order, with its
+	// frequency in each field.
+	slot := map[string]int{}
 	var order []string
+	var tf [][numFields]float64
 	for i := range docs {
-		clear(tf)
-		order = order[:0]
+		clear(slot)
+		order, tf = order[:0], tf[:0]
 		for k := range numFields {
 			for _, t := range fields[i][k] {
-				c := tf[t]
-				if c == nil {
-					c = new([numFields]float64)
-					tf[t] = c
+				j, ok := slot[t]
+				if !ok {
+					j = len(order)
+					slot[t] = j
 					order = append(order, t)
+					tf = append(tf, [numFields]float64{})
 				}
-				c[k]++
+				tf[j][k]++
 			}
 		}
 		var norm [numFields]float64
@@ -199,8 +223,8 @@ func newIndex(docs []Doc, cfg config) *Index {
 			}
 		}
 		names := 0
-		for _, t := range order {
-			c := tf[t]
+		for j, t := range order {
+			c := &tf[j]
 			var w float64
 			for k := range numFields {
 				if c[k] > 0 {
@@ -266,18 +290,30 @@ func dedupe(ts []string) []string {
 
 // Search returns up to limit hits, best first; equal scores keep the order
 // of the docs given to New. Every document that shares a meaningful word
-// (after stemming) with the query scores above zero, so the result is empty
-// only when no document does, or when limit <= 0.
+// with the query (any word but a stop word, a bare number or a single
+// letter, compared after stemming) scores above zero, so the result is
+// empty only when no document does, or when limit <= 0.
 func (ix *Index) Search(query string, limit int) []Hit {
 	if limit <= 0 || ix.n == 0 {
 		return nil
 	}
-	concepts := ix.concepts(query)
+	hits := ix.rank(ix.concepts(query, ix.cfg.entities), limit)
+	if len(hits) == 0 && ix.cfg.entities {
+		// Entities stand in for the words they are written with; a query
+		// whose only shared words were inside one still finds its tools.
+		hits = ix.rank(ix.concepts(query, false), limit)
+	}
+	return hits
+}
+
+// rank scores every document for the concepts and keeps the best limit.
+func (ix *Index) rank(concepts []concept, limit int) []Hit {
 	if len(concepts) == 0 {
 		return nil
 	}
 	s := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(s)
+	acc := s.acc
 
 	for _, c := range concepts {
 		unionIDF := 0.0
@@ -291,43 +327,50 @@ func (ix *Index) Search(query string, limit int) []Hit {
 					w = c.weight * a.weight * unionIDF / float64(len(a.terms))
 				}
 				for _, p := range ix.postings[id] {
-					if s.alt[p.doc] == 0 {
+					x := &acc[p.doc]
+					if x.alt == 0 {
 						s.altTouched = append(s.altTouched, p.doc)
 					}
-					s.alt[p.doc] += w * float64(p.sat)
+					x.alt += w * float64(p.sat)
 					if p.bit > 0 {
-						s.names[p.doc] |= 1 << (p.bit - 1)
+						x.names |= 1 << (p.bit - 1)
 					}
 				}
 			}
 			// A concept scores as the best of its alternatives.
 			for _, d := range s.altTouched {
-				if s.concept[d] == 0 {
+				x := &acc[d]
+				if x.concept == 0 {
 					s.conceptTouched = append(s.conceptTouched, d)
 				}
-				s.concept[d] = max(s.concept[d], s.alt[d])
-				s.alt[d] = 0
+				x.concept = max(x.concept, x.alt)
+				x.alt = 0
 			}
 			s.altTouched = s.altTouched[:0]
 		}
 		for _, d := range s.conceptTouched {
-			if s.total[d] == 0 {
+			x := &acc[d]
+			if x.total == 0 {
+				if c.boost {
+					x.concept, x.names = 0, 0
+					continue
+				}
 				s.touched = append(s.touched, d)
 			}
-			s.total[d] += s.concept[d]
-			s.concept[d] = 0
+			x.total += x.concept
+			x.concept = 0
 		}
 		s.conceptTouched = s.conceptTouched[:0]
 	}
 
 	h := hitHeap(make([]Hit, 0, min(limit, len(s.touched))))
 	for _, d := range s.touched {
-		hit := Hit{Doc: int(d), Score: s.total[d]}
-		if n := ix.nameLen[d]; n > 0 && s.names[d] != 0 {
-			hit.Score += ix.cfg.coverage * float64(bits.OnesCount64(s.names[d])) / float64(n)
+		x := &acc[d]
+		hit := Hit{Doc: int(d), Score: x.total}
+		if n := ix.nameLen[d]; n > 0 && x.names != 0 {
+			hit.Score += ix.cfg.coverage * float64(bits.OnesCount64(x.names)) / float64(n)
 		}
-		s.total[d] = 0
-		s.names[d] = 0
+		*x = accum{}
 		if len(h) < limit {
 			heap.Push(&h, hit)
 		} else if better(hit, h[0]) {
@@ -387,17 +430,23 @@ func (h *hitHeap) Pop() any {
 	return x
 }
 
-// scratch holds per-query accumulators, reused across queries.
+// scratch holds per-query accumulators, reused across queries. Every
+// accumulator is zero between queries; the touched lists say which to reset.
 type scratch struct {
-	total, concept, alt                 []float64
-	names                               []uint64 // name words matched, by posting.bit
-	mark                                []bool
+	acc                                 []accum // by document
+	mark                                []bool  // by document, for unionIDF
 	touched, conceptTouched, altTouched []int32
 }
 
+// accum is one document's accumulators, together so that a posting touches
+// one cache line.
+type accum struct {
+	total   float64 // over the concepts so far
+	concept float64 // best alternative so far of the current concept
+	alt     float64 // the current alternative
+	names   uint64  // name words matched, by posting.bit
+}
+
 func newScratch(n int) *scratch {
-	return &scratch{
-		total: make([]float64, n), concept: make([]float64, n), alt: make([]float64, n),
-		names: make([]uint64, n), mark: make([]bool, n),
-	}
+	return &scratch{acc: make([]accum, n), mark: make([]bool, n)}
 }

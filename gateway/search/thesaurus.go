@@ -160,8 +160,11 @@ func exprKey(toks []qtoken) string {
 }
 
 // match returns the length of the longest expression starting at toks[0]
-// and the groups that hold it, or 0.
+// and the groups that hold it, or 0. A nil thesaurus matches nothing.
 func (th *thesaurus) match(toks []qtoken) (int, []int) {
+	if th == nil {
+		return 0, nil
+	}
 	for n := min(th.maxLen, len(toks)); n >= 1; n-- {
 		if n == 1 && !toks[0].term {
 			break

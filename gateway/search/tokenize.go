@@ -18,6 +18,13 @@ func words(s string) []string {
 		// Skip separators.
 		i := 0
 		for i < len(s) {
+			if c := s[i]; c < utf8.RuneSelf {
+				if asciiAlnum(c) {
+					break
+				}
+				i++
+				continue
+			}
 			r, n := utf8.DecodeRuneInString(s[i:])
 			if isAlnum(r) {
 				break
@@ -31,6 +38,13 @@ func words(s string) []string {
 		// Take one alphanumeric run.
 		j := 0
 		for j < len(s) {
+			if c := s[j]; c < utf8.RuneSelf {
+				if !asciiAlnum(c) {
+					break
+				}
+				j++
+				continue
+			}
 			r, n := utf8.DecodeRuneInString(s[j:])
 			if !isAlnum(r) {
 				break
@@ -43,12 +57,61 @@ func words(s string) []string {
 	return out
 }
 
+func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+func asciiAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// splitIdent appends the lower-cased parts of the identifier run to out.
+func splitIdent(run string, out []string) []string {
+	if isASCIILower(run) {
+		return append(out, run) // most words of a description
+	}
+	n0 := len(out)
+	letters, digits := false, false
+	start := 0
+	prev := rune(-1)
+	for i := 0; i < len(run); {
+		r, w := utf8.DecodeRuneInString(run[i:])
+		if unicode.IsDigit(r) {
+			digits = true
+		} else {
+			letters = true
+		}
+		if prev >= 0 {
+			cut := false
+			switch {
+			case unicode.IsDigit(prev) != unicode.IsDigit(r):
+				cut = true
+			case unicode.IsLower(prev) && unicode.IsUpper(r):
+				cut = true
+			case unicode.IsUpper(prev) && unicode.IsUpper(r):
+				// "HTTPServer", but not the plural acronym "PRs".
+				r1, w1 := utf8.DecodeRuneInString(run[i+w:])
+				r2, _ := utf8.DecodeRuneInString(run[i+w+w1:])
+				cut = unicode.IsLower(r1) && unicode.IsLower(r2)
+			}
+			if cut {
+				out = append(out, lowerPart(run[start:i]))
+				start = i
+			}
+		}
+		prev = r
+		i += w
+	}
+	out = append(out, lowerPart(run[start:]))
+	if letters && digits && len(out)-n0 > 1 {
+		out = append(out, strings.ToLower(run))
+	}
+	return out
+}
+
 // lowerPart lower-cases one part of an identifier, turning a plural acronym
 // ("PRs", "IDs", "URLs") into its singular, which the stemmer cannot do once
 // the case is gone ("prs").
-func lowerPart(p []rune) string {
-	n := len(p)
-	if n >= 3 && p[n-1] == 's' {
+func lowerPart(p string) string {
+	if n := len(p); n >= 3 && p[n-1] == 's' {
 		caps := true
 		for _, r := range p[:n-1] {
 			caps = caps && unicode.IsUpper(r)
@@ -57,47 +120,7 @@ func lowerPart(p []rune) string {
 			p = p[:n-1]
 		}
 	}
-	return strings.ToLower(string(p))
-}
-
-func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
-
-// splitIdent appends the lower-cased parts of the identifier run to out.
-func splitIdent(run string, out []string) []string {
-	rs := []rune(run)
-	start := 0
-	letters, digits := false, false
-	n0 := len(out)
-	for i, r := range rs {
-		if unicode.IsDigit(r) {
-			digits = true
-		} else {
-			letters = true
-		}
-		if i == 0 {
-			continue
-		}
-		p := rs[i-1]
-		cut := false
-		switch {
-		case unicode.IsDigit(p) != unicode.IsDigit(r):
-			cut = true
-		case unicode.IsLower(p) && unicode.IsUpper(r):
-			cut = true
-		case unicode.IsUpper(p) && unicode.IsUpper(r) && i+2 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsLower(rs[i+2]):
-			// "HTTPServer", but not the plural acronym "PRs".
-			cut = true
-		}
-		if cut {
-			out = append(out, lowerPart(rs[start:i]))
-			start = i
-		}
-	}
-	out = append(out, lowerPart(rs[start:]))
-	if letters && digits && len(out)-n0 > 1 {
-		out = append(out, strings.ToLower(run))
-	}
-	return out
+	return strings.ToLower(p)
 }
 
 // meaningful reports whether a lower-case word can be a search term: not a

@@ -1,0 +1,116 @@
+package search
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+)
+
+// BenchmarkSearchQuality reports the model's quality on the dev queries
+// against the naive baseline measured in the same run: recall@1 (the first
+// hit serves the need), recall@5 (one of the first five does) and MRR@5,
+// on the tuning half, the held-out half and all queries. The figures are
+// computed once; the timed loop is one search with limit 5 over the real
+// catalog (749 tools), so ns/op is per query.
+func BenchmarkSearchQuality(b *testing.B) {
+	d := data(b)
+	ix := New(d.docs)
+	model := evaluate(d, modelRanker(ix))
+	base := evaluate(d, baselineRanker(d.docs))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		ix.Search(d.queries[i%len(d.queries)].text, 5)
+	}
+	// Reported after the loop: b.Loop resets the timer, and with it any
+	// metric reported before.
+	report := func(prefix string, m metrics) {
+		b.ReportMetric(m.r1, prefix+"-r@1")
+		b.ReportMetric(m.r5, prefix+"-r@5")
+		b.ReportMetric(m.mrr, prefix+"-mrr")
+	}
+	report("tune", model.tune)
+	report("held", model.held)
+	report("all", model.all)
+	report("base-tune", base.tune)
+	report("base-held", base.held)
+	report("base-all", base.all)
+	b.ReportMetric(ratio(model.held.r5, base.held.r5), "held-r@5/base")
+	b.ReportMetric(ratio(model.held.mrr, base.held.mrr), "held-mrr/base")
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// BenchmarkSearchAblation reports the quality with one part of the model
+// switched off at a time (see ablations), for RESULTS.md.
+func BenchmarkSearchAblation(b *testing.B) {
+	d := data(b)
+	for _, a := range ablations {
+		b.Run(a.name, func(b *testing.B) {
+			c := defaultConfig
+			a.set(&c)
+			m := evaluate(d, modelRanker(newIndex(d.docs, c)))
+			for b.Loop() {
+			}
+			b.ReportMetric(m.tune.r5, "tune-r@5")
+			b.ReportMetric(m.tune.mrr, "tune-mrr")
+			b.ReportMetric(m.held.r5, "held-r@5")
+			b.ReportMetric(m.held.mrr, "held-mrr")
+			b.ReportMetric(m.all.r1, "all-r@1")
+			b.ReportMetric(m.all.r5, "all-r@5")
+			b.ReportMetric(m.all.mrr, "all-mrr")
+		})
+	}
+}
+
+// catalog10k replicates the real catalog under renamed servers ("github-7")
+// until it holds n tools, so term statistics stay those of real tools.
+func catalog10k(d *evalData, n int) []Doc {
+	docs := make([]Doc, 0, n)
+	for k := 0; len(docs) < n; k++ {
+		for _, doc := range d.docs {
+			if len(docs) == n {
+				break
+			}
+			doc.Server = fmt.Sprintf("%s-%d", doc.Server, k)
+			doc.ServerTitle = fmt.Sprintf("%s %d", doc.ServerTitle, k)
+			docs = append(docs, doc)
+		}
+	}
+	return docs
+}
+
+// BenchmarkSearchLatency10k times one search (limit 5) over 10,000 tools,
+// the dev queries taken round-robin.
+func BenchmarkSearchLatency10k(b *testing.B) {
+	d := data(b)
+	ix := New(catalog10k(d, 10000))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		ix.Search(d.queries[i%len(d.queries)].text, 5)
+	}
+}
+
+// BenchmarkBuild10k times building the index of 10,000 tools, and reports
+// the heap the built index keeps (index-MB).
+func BenchmarkBuild10k(b *testing.B) {
+	d := data(b)
+	docs := catalog10k(d, 10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		New(docs)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ix := New(docs)
+	ix.Search("warm the scratch pool", 5)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(ix)
+	b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/(1<<20), "index-MB")
+}

@@ -1,0 +1,286 @@
+package search
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"list_pull_requests", []string{"list", "pull", "requests"}},
+		{"get-file-contents", []string{"get", "file", "contents"}},
+		{"linear_getIssueById", []string{"linear", "get", "issue", "by", "id"}},
+		{"HTTPServer", []string{"http", "server"}},
+		{"what PRs are open", []string{"what", "pr", "are", "open"}},
+		{"API-post-page", []string{"api", "post", "page"}},
+		{"config.toml", []string{"config", "toml"}},
+		{"r2_buckets_list", []string{"r", "2", "r2", "buckets", "list"}},
+		{"read ~/notes/2024.txt", []string{"read", "notes", "2024", "txt"}},
+		{"Überprüfung läuft", []string{"überprüfung", "läuft"}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := words(tt.in); !cmp.Equal(got, tt.want) {
+			t.Errorf("words(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestTermsDropStopWordsNumbersAndLetters(t *testing.T) {
+	got := terms("Show me all of the 12 open issues in a repo")
+	want := []string{stem("show"), stem("open"), stem("issues"), stem("repo")}
+	if !cmp.Equal(got, want) {
+		t.Errorf("terms = %q, want %q", got, want)
+	}
+}
+
+func TestStemMeets(t *testing.T) {
+	for _, group := range [][]string{
+		{"issue", "issues"},
+		{"merge", "merged", "merging", "merges"},
+		{"list", "listing", "listed", "lists"},
+		{"create", "created", "creating", "creates"},
+		{"repository", "repositories"},
+		{"branch", "branches"},
+		{"commit", "commits", "committed", "committing"},
+		{"add", "added", "adds", "adding"},
+		{"query", "queries", "queried"},
+		{"run", "running", "runs", "ran"},
+		{"write", "wrote", "written", "writes"},
+		{"process", "processes"},
+		{"reply", "replies", "replied"},
+		{"cache", "caches", "cached"},
+	} {
+		want := stem(group[0])
+		for _, w := range group[1:] {
+			if got := stem(w); got != want {
+				t.Errorf("stem(%q) = %q, want %q like stem(%q)", w, got, want, group[0])
+			}
+		}
+	}
+}
+
+func TestStemKeepsApart(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"status", "state"},
+		{"comment", "commit"},
+		{"string", "str"},
+		{"address", "add"},
+		{"analysis", "analyze"},
+		{"need", "ne"},
+	} {
+		if stem(pair[0]) == stem(pair[1]) {
+			t.Errorf("stem(%q) == stem(%q) == %q, want them apart", pair[0], pair[1], stem(pair[0]))
+		}
+	}
+}
+
+// catalog is a small hand-made catalog of look-alike tools.
+var catalog = []Doc{
+	{Server: "github", ServerTitle: "GitHub", Tool: "create_issue", Description: "Create a new issue in a GitHub repository.",
+		Params: []Param{{"owner", "Repository owner"}, {"repo", "Repository name"}, {"title", "Issue title"}, {"body", "Issue body"}}},
+	{Server: "github", ServerTitle: "GitHub", Tool: "list_issues", Description: "List issues in a GitHub repository. Filter by state (open, closed).",
+		Params: []Param{{"owner", "Repository owner"}, {"repo", "Repository name"}, {"state", "open or closed"}}},
+	{Server: "github", ServerTitle: "GitHub", Tool: "get_issue", Description: "Get the details of one issue.",
+		Params: []Param{{"owner", ""}, {"repo", ""}, {"issue_number", "The issue number"}}},
+	{Server: "github", ServerTitle: "GitHub", Tool: "add_issue_comment", Description: "Add a comment to an issue.",
+		Params: []Param{{"issue_number", ""}, {"body", "Comment text"}}},
+	{Server: "github", ServerTitle: "GitHub", Tool: "create_pull_request", Description: "Open a new pull request.",
+		Params: []Param{{"head", "Branch with the changes"}, {"base", "Branch to merge into"}}},
+	{Server: "github", ServerTitle: "GitHub", Tool: "list_pull_requests", Description: "List pull requests in a repository.",
+		Params: []Param{{"state", "Filter by state: open, closed, all"}}},
+	{Server: "github", ServerTitle: "GitHub", Tool: "merge_pull_request", Description: "Merge a pull request.",
+		Params: []Param{{"pull_number", ""}, {"merge_method", "merge, squash or rebase"}}},
+	{Server: "slack", ServerTitle: "Slack", Tool: "channels_list", Description: "List the channels of the workspace."},
+	{Server: "slack", ServerTitle: "Slack", Tool: "conversations_add_message", Description: "Add a message to a channel or thread.",
+		Params: []Param{{"channel_id", "Channel ID or #name"}, {"text", "Message text"}}},
+	{Server: "linear", ServerTitle: "Linear", Tool: "linear_createIssue", Description: "Create an issue in Linear.",
+		Params: []Param{{"teamId", ""}, {"title", ""}}},
+	{Server: "filesystem", Tool: "read_file", Description: "Read the complete contents of a file.",
+		Params: []Param{{"path", "Path of the file"}}},
+	{Server: "filesystem", Tool: "list_directory", Description: "List the files and directories in a path.",
+		Params: []Param{{"path", ""}}},
+	{Server: "kubernetes", Tool: "pods_log", Description: "Get the logs of a pod.",
+		Params: []Param{{"name", "Pod name"}, {"namespace", ""}, {"tail", "Number of lines from the end"}}},
+	{Server: "sentry", Tool: "get_event_stacktrace", Description: "Show the stacktrace of an event."},
+}
+
+func tool(i int) string { return catalog[i].Server + "/" + catalog[i].Tool }
+
+func TestRanking(t *testing.T) {
+	ix := New(catalog)
+	tests := []struct {
+		query, want string
+		within      int // the wanted tool is among the first within hits
+	}{
+		{"open a bug", "github/create_issue", 1},
+		{"file a ticket in Linear", "linear/linear_createIssue", 1},
+		{"what PRs are still open?", "github/list_pull_requests", 1},
+		{"merge PR #12, squashing the commits", "github/merge_pull_request", 1},
+		{"reply on issue 77 that it's fixed", "github/add_issue_comment", 1},
+		{"post 'deploy finished' in the #releases Slack channel", "slack/conversations_add_message", 1},
+		{"which Slack channels are there", "slack/channels_list", 1},
+		{"tail the logs of pod api-7", "kubernetes/pods_log", 1},
+		{"what's inside the /srv/data folder?", "filesystem/list_directory", 1},
+		{"show me the contents of ~/notes.txt", "filesystem/read_file", 1},
+		{"show the full stack trace of that event", "sentry/get_event_stacktrace", 1},
+		{"list the issues of acme/web on GitHub", "github/list_issues", 1},
+	}
+	for _, tt := range tests {
+		hits := ix.Search(tt.query, tt.within)
+		var got []string
+		for _, h := range hits {
+			got = append(got, tool(h.Doc))
+		}
+		found := false
+		for _, g := range got {
+			found = found || g == tt.want
+		}
+		if !found {
+			t.Errorf("Search(%q) = %v, want %s in the first %d", tt.query, got, tt.want, tt.within)
+		}
+	}
+}
+
+func TestRankingPrefersCreateForOpenABug(t *testing.T) {
+	ix := New(catalog)
+	rank := map[string]int{}
+	for i, h := range ix.Search("open a bug in the acme/web GitHub repo", 20) {
+		rank[tool(h.Doc)] = i + 1
+	}
+	c, l := rank["github/create_issue"], rank["github/list_issues"]
+	if c == 0 || l != 0 && c > l {
+		t.Errorf("create_issue at %d, list_issues at %d; want create_issue above", c, l)
+	}
+}
+
+func TestNeverEmptyWhileAWordIsShared(t *testing.T) {
+	ix := New(catalog)
+	for _, q := range []string{
+		"squash",                         // only in a parameter description
+		"rebase everything, please",      // one shared word among stop words
+		"workspace",                      // only in a description
+		"namespaces",                     // shared after stemming
+		"something about acme/workspace", // shared only inside an entity
+	} {
+		if hits := ix.Search(q, 5); len(hits) == 0 {
+			t.Errorf("Search(%q) found nothing", q)
+		}
+	}
+}
+
+func TestEmptyWhenNothingIsShared(t *testing.T) {
+	ix := New(catalog)
+	for _, q := range []string{"", "   ", "what is it that you are doing?", "42", "zebra crossing"} {
+		if hits := ix.Search(q, 5); len(hits) != 0 {
+			t.Errorf("Search(%q) = %v, want nothing", q, hits)
+		}
+	}
+}
+
+func TestFallbacks(t *testing.T) {
+	docs := []Doc{
+		{Server: "a", Tool: "get_stacktrace", Description: "Stacktrace of an event"},
+		{Server: "a", Tool: "search_code", Description: "Search code in a code base"},
+		{Server: "a", Tool: "get_deployment", Description: "Get a deployment"},
+		{Server: "a", Tool: "list_events", Description: "List events"},
+	}
+	ix := New(docs)
+	tests := []struct{ query, want string }{
+		{"stack trace", "get_stacktrace"},        // two words meet one compound
+		{"codebase", "search_code"},              // an unknown compound meets its parts
+		{"what did we deploy", "get_deployment"}, // a word meets its derived form
+		{"eventful", "list_events"},              // an unknown word meets a known prefix
+	}
+	for _, tt := range tests {
+		hits := ix.Search(tt.query, 1)
+		if len(hits) == 0 || docs[hits[0].Doc].Tool != tt.want {
+			t.Errorf("Search(%q) = %v, want %s first", tt.query, hits, tt.want)
+		}
+	}
+}
+
+func TestTiesKeepDocOrder(t *testing.T) {
+	var docs []Doc
+	for i := range 5 {
+		docs = append(docs, Doc{Server: fmt.Sprint("s", i), Tool: "list_widgets", Description: "List widgets"})
+	}
+	hits := New(docs).Search("widgets", 10)
+	if len(hits) != 5 {
+		t.Fatalf("got %d hits, want 5", len(hits))
+	}
+	for i, h := range hits {
+		if h.Doc != i || h.Score != hits[0].Score {
+			t.Fatalf("hits = %v, want docs 0..4 with equal scores", hits)
+		}
+	}
+}
+
+func TestDeterministicAndConcurrent(t *testing.T) {
+	ix := New(catalog)
+	queries := []string{"open a bug", "what PRs are open", "tail pod logs", "post to slack", "read a file"}
+	want := map[string][]Hit{}
+	for _, q := range queries {
+		want[q] = ix.Search(q, 5)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				q := queries[(g+i)%len(queries)]
+				if got := ix.Search(q, 5); !cmp.Equal(got, want[q]) {
+					t.Errorf("Search(%q) = %v, then %v", q, want[q], got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestLimit(t *testing.T) {
+	ix := New(catalog)
+	all := ix.Search("issue", 100)
+	if len(all) < 3 {
+		t.Fatalf("Search(issue) found %d, want several", len(all))
+	}
+	for _, limit := range []int{1, 2, len(all)} {
+		got := ix.Search("issue", limit)
+		if !cmp.Equal(got, all[:limit]) {
+			t.Errorf("limit %d: got %v, want %v", limit, got, all[:limit])
+		}
+	}
+	for _, limit := range []int{0, -1} {
+		if got := ix.Search("issue", limit); got != nil {
+			t.Errorf("limit %d: got %v, want nil", limit, got)
+		}
+	}
+	for i := 1; i < len(all); i++ {
+		if better(all[i], all[i-1]) {
+			t.Errorf("hits not best first: %v", all)
+		}
+	}
+}
+
+func TestEmptyIndex(t *testing.T) {
+	if got := New(nil).Search("anything", 5); got != nil {
+		t.Errorf("got %v from an empty index", got)
+	}
+}
+
+func TestNewDoesNotModifyDocs(t *testing.T) {
+	docs := []Doc{{Server: "github", ServerTitle: "GitHub", Tool: "list_issues", Description: "List issues", Params: []Param{{"repo", "Repository"}}}}
+	before := fmt.Sprint(docs)
+	New(docs)
+	if after := fmt.Sprint(docs); after != before {
+		t.Errorf("docs changed: %s, was %s", after, before)
+	}
+}
