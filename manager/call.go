@@ -225,25 +225,37 @@ func (m *Manager) Prompts(ctx context.Context, id string) ([]*mcp.Prompt, error)
 
 // GetPrompt renders a prompt with its arguments.
 func (m *Manager) GetPrompt(ctx context.Context, id, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	res, err := request(ctx, m, id, "getting prompt "+name, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Messages = slices.DeleteFunc(res.Messages, func(p *mcp.PromptMessage) bool { return p == nil || p.Content == nil })
+	return res, nil
+}
+
+// request runs one request (not a tool call) on the server's session under
+// the server's timeout, and refuses an empty result.
+func request[R any](ctx context.Context, m *Manager, id, what string, do func(context.Context, *mcp.ClientSession) (*R, error)) (*R, error) {
 	s, err := m.server(id)
 	if err != nil {
 		return nil, err
 	}
 	ctx, stop := context.WithTimeoutCause(ctx, s.config().CallTimeout(), errCallTimeout)
 	defer stop()
-	var res *mcp.GetPromptResult
-	err = s.withSession(ctx, "getting prompt "+name, func(ctx context.Context, sess *session) error {
+	var res *R
+	err = s.withSession(ctx, what, func(ctx context.Context, sess *session) error {
 		var err error
-		res, err = sess.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+		res, err = do(ctx, sess.cs)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	if res == nil {
-		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: "getting prompt " + name + ": the server sent an empty result"}
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: what + ": the server sent an empty result"}
 	}
-	res.Messages = slices.DeleteFunc(res.Messages, func(p *mcp.PromptMessage) bool { return p == nil || p.Content == nil })
 	return res, nil
 }
 
@@ -263,26 +275,14 @@ func (m *Manager) Resources(ctx context.Context, id string) ([]*mcp.Resource, er
 
 // ReadResource reads one resource by URI.
 func (m *Manager) ReadResource(ctx context.Context, id, uri string) (*mcp.ReadResourceResult, error) {
-	s, err := m.server(id)
-	if err != nil {
-		return nil, err
-	}
 	if uri == "" {
 		return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "resource URI is empty")
 	}
-	ctx, stop := context.WithTimeoutCause(ctx, s.config().CallTimeout(), errCallTimeout)
-	defer stop()
-	var res *mcp.ReadResourceResult
-	err = s.withSession(ctx, "reading "+uri, func(ctx context.Context, sess *session) error {
-		var err error
-		res, err = sess.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-		return err
+	res, err := request(ctx, m, id, "reading "+uri, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	})
 	if err != nil {
 		return nil, err
-	}
-	if res == nil {
-		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: "reading " + uri + ": the server sent an empty result"}
 	}
 	res.Contents = slices.DeleteFunc(res.Contents, func(c *mcp.ResourceContents) bool { return c == nil })
 	return res, nil
