@@ -40,6 +40,15 @@ type Options struct {
 	// Limits bound what a remote server can make mcpgate hold; zero fields
 	// take the defaults in [DefaultLimits].
 	Limits Limits
+	// RequestLog, when set, receives every request sent to a remote server
+	// (see [RequestLogEntry]: metadata only, never payloads or secrets), as
+	// the request ends. It may be called from many goroutines at once, never
+	// under a lock of the manager, and must not block: hand the entry to a
+	// queue of your own.
+	RequestLog func(RequestLogEntry)
+	// RequestLogSize bounds the entries [Manager.RecentRequests] keeps;
+	// zero means [DefaultRequestLogSize].
+	RequestLogSize int
 	// Authorizer supplies the authorization of servers with auth oauth, and
 	// of bearer servers whose token is stored rather than read from the
 	// environment (see oauth.Client). Nil leaves such servers needs-auth.

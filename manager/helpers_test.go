@@ -68,6 +68,7 @@ type gate struct {
 	held     chan struct{}
 	arrived  chan struct{}
 	requests int
+	noStream bool // answer the standalone GET with 405, as servers without one do
 }
 
 func startGate(t *testing.T, target string) *gate {
@@ -84,7 +85,12 @@ func startGate(t *testing.T, target string) *gate {
 		g.mu.Lock()
 		g.requests++
 		held := g.held
+		noStream := g.noStream
 		g.mu.Unlock()
+		if r.Method == http.MethodGet && noStream {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
 		if r.Method == http.MethodPost && held != nil {
 			body := peek(r)
 			if strings.Contains(body, `"initialize"`) {

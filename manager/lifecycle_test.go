@@ -163,7 +163,11 @@ func TestURLChangeCancelsAttemptInFlight(t *testing.T) {
 
 func TestExpiredSessionIsReinitializedOnce(t *testing.T) {
 	srv := fake.Start(t, nil)
-	m := newManager(t, nil, cfg("s", srv.URL))
+	// Without a standalone stream, only the call itself can learn that the
+	// server forgot the session: its request is answered 404.
+	g := startGate(t, srv.URL)
+	g.noStream = true
+	m := newManager(t, nil, cfg("s", g.URL))
 	ctx := ctxT(t, 10*time.Second)
 	if _, err := m.CallTool(ctx, "s", "echo", raw(`{"text":"1"}`), nil); err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ type Manager struct {
 
 	nextConnID atomic.Uint64
 	ops        *operations
+	requests   *requestLog
 
 	mu      sync.Mutex
 	servers map[string]*server
@@ -56,7 +57,8 @@ func New(servers []mcpgate.ServerConfig, opts *Options) (*Manager, error) {
 		o.ConnectTimeout = 30 * time.Second
 	}
 	o.Limits = o.Limits.withDefaults()
-	m := &Manager{opts: o, ops: newOperations(), servers: make(map[string]*server)}
+	m := &Manager{opts: o, ops: newOperations(), requests: newRequestLog(o.RequestLogSize, o.RequestLog),
+		servers: make(map[string]*server)}
 	m.base = o.HTTPClient
 	if m.base == nil {
 		m.base = defaultHTTPClient()

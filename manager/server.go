@@ -239,6 +239,8 @@ func (s *server) dial(ctx context.Context, cfg mcpgate.ServerConfig) (*session, 
 			maxBody:    m.opts.Limits.MaxResponseBytes,
 			streamLost: func(err error) { s.streamLost(sess, err) },
 			logf:       func(f string, args ...any) { m.logf(s.id, f, args...) },
+			server:     s.id,
+			record:     m.requests.add,
 		},
 		CheckRedirect: sameOriginRedirects,
 	}

@@ -22,6 +22,8 @@ import (
 //     hold more than Limits.MaxResponseBytes),
 //   - records the HTTP status of POST responses in the request's
 //     observation so errors can be attributed, and
+//   - meters every other request for the request log (see requestlog.go),
+//     and
 //   - replaces the standalone GET stream with a supervised one (see
 //     superviseStream) that can neither block Connect nor end the session.
 
@@ -32,6 +34,8 @@ type sessionTransport struct {
 	streamLost func(error) // called when the GET stream ends or fails
 	logf       func(format string, args ...any)
 	now        func() time.Time
+	server     string                // the server ID, for the request log
+	record     func(RequestLogEntry) // nil records nothing
 }
 
 // observation collects what the HTTP layer saw for one operation.
@@ -107,13 +111,20 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.Method == http.MethodPost {
 		obs.sending()
 	}
+	x := t.startExchange(req)
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
+		x.finish(err)
 		return nil, err
+	}
+	if x != nil {
+		x.responded(resp)
 	}
 	if req.Method == http.MethodPost {
 		obs.record(resp.StatusCode)
-		resp.Body = &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs}
+		resp.Body = &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, x: x}
+	} else if x != nil {
+		resp.Body = &boundedBody{rc: resp.Body, left: -1, x: x}
 	}
 	return resp, nil
 }
@@ -121,30 +132,47 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // errResponseTooLarge is returned when a response body exceeds its bound.
 var errResponseTooLarge = errors.New("response body exceeds the size bound")
 
+// boundedBody bounds a response body (unless left is negative) and meters
+// it for the request log (when x is set): the exchange ends at the body's
+// end, at a read error, or when it is closed, whichever comes first.
 type boundedBody struct {
 	rc   io.ReadCloser
 	left int64
 	obs  *observation
+	x    *exchange
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
+	if b.left == 0 {
 		if b.obs != nil {
 			b.obs.mu.Lock()
 			b.obs.tooLarge = true
 			b.obs.mu.Unlock()
 		}
+		b.x.finish(errResponseTooLarge)
 		return 0, errResponseTooLarge
 	}
-	if int64(len(p)) > b.left {
+	if b.left > 0 && int64(len(p)) > b.left {
 		p = p[:b.left]
 	}
 	n, err := b.rc.Read(p)
-	b.left -= int64(n)
+	if b.left > 0 {
+		b.left -= int64(n)
+	}
+	if b.x != nil {
+		b.x.read(p[:n])
+		if err != nil {
+			b.x.finish(err)
+		}
+	}
 	return n, err
 }
 
-func (b *boundedBody) Close() error { return b.rc.Close() }
+func (b *boundedBody) Close() error {
+	err := b.rc.Close()
+	b.x.finish(errBodyClosed)
+	return err
+}
 
 // Standalone stream supervision.
 //

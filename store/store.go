@@ -1,8 +1,9 @@
 // Package store defines where mcpgate keeps what must survive a process:
-// credentials, OAuth client registrations, in-flight login state and
-// pending interactions. Backends live in sub-packages (store/sqlite, later
-// store/postgres); store/storetest is the one behavioural suite every
-// backend passes; store/seal encrypts the secret fields.
+// credentials, OAuth client registrations, in-flight login state, pending
+// interactions and the request log. Backends live in sub-packages
+// (store/sqlite, later store/postgres); store/storetest is the one
+// behavioural suite every backend passes; store/seal encrypts the secret
+// fields.
 //
 // Every secret field (tokens, client secrets, PKCE verifiers) is sealed by
 // the backend with AES-256-GCM before it is written, with the record's
@@ -119,6 +120,30 @@ type Interaction struct {
 	Expiry    time.Time
 }
 
+// MaxLogEntries is how many request log entries a store keeps per tenant;
+// appending more deletes the oldest.
+const MaxLogEntries = 1000
+
+// LogEntry is one request mcpgate sent to a remote server: metadata only,
+// never a payload, header, token or query string. ID orders entries; the
+// store assigns it.
+type LogEntry struct {
+	ID       int64
+	Tenant   string
+	Time     time.Time // when the request was sent
+	Server   string    // server ID
+	Method   string    // JSON-RPC method, or the HTTP method for a request without one
+	Tool     string    // tool name of a tools/call
+	Duration time.Duration
+	// Outcome is "ok", or the category of the failure: "http", "auth",
+	// "remote" (a JSON-RPC error), "network", "timeout", "cancelled",
+	// "protocol".
+	Outcome    string
+	HTTPStatus int // 0 when no response arrived
+	BytesIn    int64
+	BytesOut   int64
+}
+
 // UpdateFunc decides a credential's next value under its lock. cur is the
 // credential as stored after the lock was taken (nil if none). Returning
 // cur itself changes nothing; nil deletes; anything else is written. A
@@ -168,6 +193,13 @@ type Store interface {
 	Interactions(ctx context.Context, tenant string) ([]*Interaction, error)
 	// DeleteInteraction succeeds when there is nothing to delete.
 	DeleteInteraction(ctx context.Context, tenant, id string) error
+
+	// AppendLog adds entries to the request log in one short write, then
+	// deletes each tenant's oldest entries beyond [MaxLogEntries].
+	AppendLog(ctx context.Context, entries []*LogEntry) error
+	// RecentLog returns a tenant's last entries (all kept ones when last
+	// is zero or less), in the order they were appended.
+	RecentLog(ctx context.Context, tenant string, last int) ([]*LogEntry, error)
 
 	Close() error
 }

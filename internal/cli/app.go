@@ -255,7 +255,12 @@ func (a *App) Manager() (*manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The sink is closed (its last entries written) after the manager, so
+	// the requests of closing sessions are in it, and before the store.
+	sink := newLogSink(a.store)
+	a.onClose(sink.close)
 	m, err := manager.New(cfg.Servers(), &manager.Options{
+		RequestLog:    sink.add,
 		ClientName:    "mcpgate",
 		ClientVersion: Version(),
 		Getenv:        a.Getenv,

@@ -208,6 +208,22 @@ CREATE TABLE interactions (
 ) STRICT;
 CREATE INDEX interactions_expiry ON interactions (expiry);
 `,
+	`
+CREATE TABLE request_log (
+	id          INTEGER PRIMARY KEY, -- grows with each append; orders entries
+	tenant      TEXT NOT NULL,
+	time        INTEGER NOT NULL,    -- unix microseconds
+	server      TEXT NOT NULL,
+	method      TEXT NOT NULL,
+	tool        TEXT NOT NULL,
+	duration    INTEGER NOT NULL,    -- nanoseconds
+	outcome     TEXT NOT NULL,
+	http_status INTEGER NOT NULL,
+	bytes_in    INTEGER NOT NULL,
+	bytes_out   INTEGER NOT NULL
+) STRICT;
+CREATE INDEX request_log_tenant ON request_log (tenant, id);
+`,
 }
 
 // migrate switches the database to WAL and applies the migrations it has

@@ -78,6 +78,122 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts *Options) {
 	t.Run("UpdateReadersProceed", func(t *testing.T) { testUpdateReadersProceed(t, handles(t)) })
 	t.Run("UpdateWaitHonoursContext", func(t *testing.T) { testUpdateWaitHonoursContext(t, handles(t)) })
 	t.Run("Lock", func(t *testing.T) { testLock(t, handles(t)) })
+	t.Run("Log", func(t *testing.T) { testLog(t, open(t)) })
+	t.Run("LogBound", func(t *testing.T) { testLogBound(t, open(t)) })
+	t.Run("LogAcrossHandles", func(t *testing.T) { testLogAcrossHandles(t, handles(t)) })
+}
+
+func sampleLogEntry(tenant string, i int) *store.LogEntry {
+	return &store.LogEntry{
+		Tenant: tenant, Time: at(time.Duration(i) * time.Second), Server: "docs", Method: "tools/call",
+		Tool: "tool" + strconv.Itoa(i), Duration: time.Duration(i) * time.Millisecond, Outcome: "ok",
+		HTTPStatus: 200, BytesIn: int64(100 + i), BytesOut: int64(10 + i),
+	}
+}
+
+// testLog checks that entries come back whole, oldest first, the last N
+// of them, and only the tenant's own.
+func testLog(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	got, err := s.RecentLog(ctx, "", 10)
+	check(t, err)
+	if len(got) != 0 {
+		t.Fatalf("empty log: %d entries", len(got))
+	}
+	var want []*store.LogEntry
+	for i := range 5 {
+		e := sampleLogEntry("", i)
+		want = append(want, e)
+		check(t, s.AppendLog(ctx, []*store.LogEntry{e}))
+	}
+	check(t, s.AppendLog(ctx, []*store.LogEntry{sampleLogEntry("t2", 99)}))
+	check(t, s.AppendLog(ctx, nil))
+
+	got, err = s.RecentLog(ctx, "", 0)
+	check(t, err)
+	ignoreID := cmpopts.IgnoreFields(store.LogEntry{}, "ID")
+	if d := cmp.Diff(want, got, ignoreID); d != "" {
+		t.Fatalf("all entries (-want +got):\n%s", d)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].ID <= got[i-1].ID {
+			t.Errorf("IDs not increasing: %d then %d", got[i-1].ID, got[i].ID)
+		}
+	}
+	got, err = s.RecentLog(ctx, "", 2)
+	check(t, err)
+	if d := cmp.Diff(want[3:], got, ignoreID); d != "" {
+		t.Errorf("last 2 (-want +got):\n%s", d)
+	}
+	got, err = s.RecentLog(ctx, "t2", 10)
+	check(t, err)
+	if len(got) != 1 || got[0].Tenant != "t2" || got[0].Tool != "tool99" {
+		t.Errorf("tenant t2 sees %d entries, want only its own", len(got))
+	}
+	got, err = s.RecentLog(ctx, "t3", 10)
+	check(t, err)
+	if len(got) != 0 {
+		t.Errorf("tenant t3 sees %d entries of others", len(got))
+	}
+}
+
+// testLogBound checks that a tenant's log keeps only the newest
+// MaxLogEntries, and that trimming one tenant leaves another alone.
+func testLogBound(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	check(t, s.AppendLog(ctx, []*store.LogEntry{sampleLogEntry("other", 0)}))
+	n := store.MaxLogEntries + 25
+	var batch []*store.LogEntry
+	for i := range n {
+		batch = append(batch, sampleLogEntry("", i))
+		if len(batch) == 100 || i == n-1 {
+			check(t, s.AppendLog(ctx, batch))
+			batch = nil
+		}
+	}
+	got, err := s.RecentLog(ctx, "", 0)
+	check(t, err)
+	if len(got) != store.MaxLogEntries {
+		t.Fatalf("kept %d entries, want %d", len(got), store.MaxLogEntries)
+	}
+	if got[0].Tool != "tool25" || got[len(got)-1].Tool != "tool"+strconv.Itoa(n-1) {
+		t.Errorf("kept %s..%s, want tool25..tool%d (the newest)", got[0].Tool, got[len(got)-1].Tool, n-1)
+	}
+	got, err = s.RecentLog(ctx, "", store.MaxLogEntries*2)
+	check(t, err)
+	if len(got) != store.MaxLogEntries {
+		t.Errorf("asking for more than kept: %d entries", len(got))
+	}
+	got, err = s.RecentLog(ctx, "other", 0)
+	check(t, err)
+	if len(got) != 1 {
+		t.Errorf("another tenant's log: %d entries, want 1", len(got))
+	}
+}
+
+// testLogAcrossHandles checks that what one handle (process) appends,
+// another reads, and that appends from both interleave without loss.
+func testLogAcrossHandles(t *testing.T, handles []store.Store) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for h, s := range handles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				if err := s.AppendLog(ctx, []*store.LogEntry{sampleLogEntry("", h*100+i)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	got, err := handles[len(handles)-1].RecentLog(ctx, "", 0)
+	check(t, err)
+	if len(got) != 20*len(handles) {
+		t.Errorf("%d entries after %d appends", len(got), 20*len(handles))
+	}
 }
 
 // testLock checks that a named lock excludes holders on every handle,

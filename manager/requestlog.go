@@ -1,0 +1,469 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgate/mcpgate"
+)
+
+// The request log: one entry per HTTP request a session sends to a remote
+// server (every JSON-RPC POST, and the DELETE that ends a session; not the
+// long-lived standalone GET stream). An entry is metadata only: the
+// JSON-RPC method and, for tools/call, the tool's name are read from the
+// request body, never its arguments; nothing of headers, tokens, URLs or
+// response content is kept, except whether the response carried a
+// JSON-RPC error.
+
+// RequestLogEntry is one request to a remote server.
+type RequestLogEntry struct {
+	Time   time.Time `json:"time"` // when it was sent
+	Server string    `json:"server"`
+	// Method is the JSON-RPC method ("tools/call"), "response" for an
+	// answer to the server's own request (an elicitation), or the HTTP
+	// method when there is no JSON-RPC message (DELETE).
+	Method string `json:"method"`
+	// Tool is the tool's name for tools/call.
+	Tool string `json:"tool,omitempty"`
+	// Duration runs from sending until the response body was read or
+	// closed (for a streamed response, until the stream ended).
+	Duration time.Duration `json:"duration"`
+	// Outcome is "ok", or a category saying what went wrong: "http" (an
+	// HTTP error status), "auth" (401 or 403), "remote" (a JSON-RPC
+	// error), "network", "timeout", "cancelled", "protocol" (the response
+	// exceeded its bound).
+	Outcome    string `json:"outcome"`
+	HTTPStatus int    `json:"httpStatus,omitempty"` // 0 when no response arrived
+	BytesIn    int64  `json:"bytesIn"`              // response body bytes read
+	BytesOut   int64  `json:"bytesOut"`             // request body bytes
+}
+
+// OutcomeOK is the Outcome of a request that succeeded.
+const OutcomeOK = "ok"
+
+// DefaultRequestLogSize is the number of entries [Manager.RecentRequests]
+// keeps when Options.RequestLogSize is zero.
+const DefaultRequestLogSize = 500
+
+// maxSummaryBytes bounds how much of a request body is read to find its
+// method and tool name; both come before the arguments in what the go-sdk
+// sends.
+const maxSummaryBytes = 64 << 10
+
+// requestLog is the manager's bounded ring of recent requests.
+type requestLog struct {
+	mu   sync.Mutex
+	ring []RequestLogEntry
+	next int  // where the next entry goes
+	full bool // the ring has wrapped
+
+	sink func(RequestLogEntry)
+}
+
+func newRequestLog(size int, sink func(RequestLogEntry)) *requestLog {
+	if size <= 0 {
+		size = DefaultRequestLogSize
+	}
+	return &requestLog{ring: make([]RequestLogEntry, size), sink: sink}
+}
+
+// add keeps e in the ring, then hands it to the sink outside the lock.
+func (l *requestLog) add(e RequestLogEntry) {
+	l.mu.Lock()
+	l.ring[l.next] = e
+	l.next = (l.next + 1) % len(l.ring)
+	if l.next == 0 {
+		l.full = true
+	}
+	l.mu.Unlock()
+	if l.sink != nil {
+		l.sink(e)
+	}
+}
+
+// recent returns the last n entries (all kept ones when n <= 0), oldest
+// first.
+func (l *requestLog) recent(n int) []RequestLogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kept := l.next
+	if l.full {
+		kept = len(l.ring)
+	}
+	if n <= 0 || n > kept {
+		n = kept
+	}
+	out := make([]RequestLogEntry, n)
+	for i := range n {
+		out[i] = l.ring[(l.next-n+i+len(l.ring))%len(l.ring)]
+	}
+	return out
+}
+
+// RecentRequests returns the last n requests sent to remote servers (all
+// the manager keeps when n <= 0), oldest first: in the order they ended,
+// so a long call comes after the short requests it outlasted.
+func (m *Manager) RecentRequests(n int) []RequestLogEntry { return m.requests.recent(n) }
+
+// exchange meters one request for the log. finish is called once, when
+// the response body ends or is closed, or when no response arrived.
+type exchange struct {
+	ctx    context.Context
+	record func(RequestLogEntry)
+	start  time.Time
+	now    func() time.Time
+	entry  RequestLogEntry // Time, Server, Method, Tool, BytesOut; HTTPStatus once known
+	in     atomic.Int64
+	once   sync.Once
+
+	mu   sync.Mutex // guards errs: a body may be closed while another goroutine reads it
+	errs rpcErrorScanner
+}
+
+// startExchange reads the request's method and tool, and returns nil when
+// there is no log to record into.
+func (t *sessionTransport) startExchange(req *http.Request) *exchange {
+	if t.record == nil {
+		return nil
+	}
+	now := t.now
+	if now == nil {
+		now = time.Now
+	}
+	x := &exchange{ctx: req.Context(), record: t.record, now: now, start: now()}
+	x.entry = RequestLogEntry{Time: x.start, Server: t.server, Method: req.Method}
+	if req.Method == http.MethodPost && req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			x.entry.Method, x.entry.Tool = summarize(body)
+			body.Close()
+		}
+	}
+	if req.ContentLength > 0 {
+		x.entry.BytesOut = req.ContentLength
+	}
+	return x
+}
+
+// responded notes the response's status and how to read its body.
+func (x *exchange) responded(resp *http.Response) {
+	x.entry.HTTPStatus = resp.StatusCode
+	switch ct := strings.ToLower(resp.Header.Get("Content-Type")); {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		x.errs.sse = true
+	case strings.HasPrefix(ct, "application/json"):
+	default:
+		x.errs.off = true
+	}
+}
+
+// read counts and inspects bytes of the response body.
+func (x *exchange) read(p []byte) {
+	x.in.Add(int64(len(p)))
+	x.mu.Lock()
+	x.errs.feed(p)
+	x.mu.Unlock()
+}
+
+// finish records the entry. err is why the exchange ended: nil or io.EOF
+// for a complete response, errResponseTooLarge, a transport or read error,
+// or errBodyClosed when the reader stopped early.
+func (x *exchange) finish(err error) {
+	if x == nil {
+		return
+	}
+	x.once.Do(func() {
+		e := x.entry
+		e.Duration = x.now().Sub(x.start)
+		e.BytesIn = x.in.Load()
+		e.Outcome = x.outcome(err)
+		x.record(e)
+	})
+}
+
+// errBodyClosed ends an exchange whose body was closed before its end.
+var errBodyClosed = errors.New("response body closed")
+
+func (x *exchange) outcome(err error) string {
+	x.mu.Lock()
+	responded, rpcErr := x.errs.responded, x.errs.found
+	x.mu.Unlock()
+	status := x.entry.HTTPStatus
+	ended := err != nil && !errors.Is(err, io.EOF) // stopped before the body's end
+	switch {
+	case errors.Is(err, errResponseTooLarge):
+		return string(mcpgate.CategoryProtocol)
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return string(mcpgate.CategoryAuth)
+	case status >= 300:
+		return string(mcpgate.CategoryHTTP)
+	case rpcErr:
+		return string(mcpgate.CategoryRemote)
+	case responded:
+		// The answer arrived; the caller may stop reading (and cancel)
+		// before the stream's end.
+		return OutcomeOK
+	case ended && x.ctx.Err() != nil:
+		return contextOutcome(x.ctx)
+	case ended && !errors.Is(err, errBodyClosed):
+		return string(mcpgate.CategoryNetwork)
+	}
+	return OutcomeOK
+}
+
+func contextOutcome(ctx context.Context) string {
+	cause := context.Cause(ctx)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(cause, errCallTimeout) || errors.Is(cause, errConnectTimeout) {
+		return string(mcpgate.CategoryTimeout)
+	}
+	return string(mcpgate.CategoryCancelled)
+}
+
+// summarize finds the JSON-RPC method of a request body and, for
+// tools/call, the tool's name, reading at most maxSummaryBytes and keeping
+// nothing else. A message without a method is a response.
+func summarize(body io.Reader) (method, tool string) {
+	dec := json.NewDecoder(io.LimitReader(body, maxSummaryBytes))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "unknown", ""
+	}
+	var name string
+scan:
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch key {
+		case "method":
+			var s string
+			if dec.Decode(&s) != nil {
+				return bounded(method, "unknown"), ""
+			}
+			method = s
+		case "params":
+			name = paramsName(dec)
+		default:
+			if skipValue(dec) != nil {
+				break scan
+			}
+			continue
+		}
+		if method != "" && (method != "tools/call" || name != "") {
+			break
+		}
+	}
+	if method == "" {
+		return "response", ""
+	}
+	if method == "tools/call" {
+		tool = bounded(name, "")
+	}
+	return bounded(method, "unknown"), tool
+}
+
+// paramsName reads the params value and returns its "name" member, if it
+// is an object with a string name before anything unreadable.
+func paramsName(dec *json.Decoder) string {
+	tok, err := dec.Token()
+	if err != nil {
+		return ""
+	}
+	if tok != json.Delim('{') {
+		if d, ok := tok.(json.Delim); ok && (d == '[') {
+			skipRest(dec, 1)
+		}
+		return ""
+	}
+	name := ""
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return name
+		}
+		if key == "name" {
+			var s string
+			if dec.Decode(&s) != nil {
+				return ""
+			}
+			name = s
+			continue
+		}
+		if skipValue(dec) != nil {
+			return name
+		}
+	}
+	dec.Token() // the closing brace
+	return name
+}
+
+// skipValue reads one JSON value of any size without keeping it.
+func skipValue(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') {
+		return skipRest(dec, 1)
+	}
+	return nil
+}
+
+func skipRest(dec *json.Decoder, depth int) error {
+	for depth > 0 {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+	return nil
+}
+
+// bounded keeps a method or tool name printable and short.
+func bounded(s, empty string) string {
+	s = mcpgate.Sanitize(s, 128)
+	if s == "" {
+		return empty
+	}
+	return s
+}
+
+// rpcErrorScanner watches a response body go by for a JSON-RPC error: a
+// top-level "error" member that is not null, in the JSON body or in any
+// data line of an event stream. It keeps a few bytes of state, never the
+// content.
+type rpcErrorScanner struct {
+	sse       bool // text/event-stream: look inside data lines only
+	off       bool // neither JSON nor an event stream
+	found     bool // a JSON-RPC error was seen
+	responded bool // a JSON-RPC response (result or error) was seen
+
+	// event stream state
+	lineStart bool // at the start of a line (true once the first byte is seen)
+	started   bool
+	field     []byte // the field name of the current line, up to a few bytes
+	inData    bool   // inside a data line's value
+	skipSpace bool   // the optional space after "data:"
+
+	// JSON state
+	depth     int
+	inString  bool
+	escape    bool
+	expectKey bool
+	inKey     bool    // reading a top-level key
+	key       [8]byte // its first bytes
+	keyLen    int     // its length (may exceed len(key))
+	afterKey  bool    // an "error" key was read; its value comes next
+}
+
+func (s *rpcErrorScanner) feed(p []byte) {
+	if s.off || s.found {
+		return
+	}
+	for _, c := range p {
+		if !s.sse {
+			s.json(c)
+			continue
+		}
+		if !s.started {
+			s.started, s.lineStart = true, true
+		}
+		if c == '\n' || c == '\r' {
+			if s.lineStart {
+				s.resetJSON() // a blank line ends the event
+			}
+			s.lineStart, s.inData, s.field = true, false, s.field[:0]
+			continue
+		}
+		if s.lineStart {
+			s.lineStart = false
+		}
+		switch {
+		case s.inData:
+			if s.skipSpace {
+				s.skipSpace = false
+				if c == ' ' {
+					continue
+				}
+			}
+			s.json(c)
+		case c == ':':
+			s.inData = string(s.field) == "data"
+			s.skipSpace = true
+		case len(s.field) < 8:
+			s.field = append(s.field, c)
+		}
+		if s.found {
+			return
+		}
+	}
+}
+
+func (s *rpcErrorScanner) resetJSON() {
+	s.depth, s.inString, s.escape, s.expectKey, s.inKey, s.afterKey = 0, false, false, false, false, false
+}
+
+func (s *rpcErrorScanner) json(c byte) {
+	if s.inString {
+		switch {
+		case s.escape:
+			s.escape = false
+		case c == '\\':
+			s.escape = true
+		case c == '"':
+			s.inString = false
+			if s.inKey {
+				s.inKey = false
+				key := ""
+				if s.keyLen <= len(s.key) {
+					key = string(s.key[:s.keyLen])
+				}
+				s.afterKey = key == "error"
+				s.responded = s.responded || key == "result"
+			}
+			return
+		}
+		if s.inKey {
+			if s.keyLen < len(s.key) {
+				s.key[s.keyLen] = c
+			}
+			s.keyLen++
+		}
+		return
+	}
+	switch c {
+	case ' ', '\t', '\r', '\n', ':':
+		return
+	case '"':
+		s.inString = true
+		if s.depth == 1 && s.expectKey {
+			s.expectKey, s.inKey, s.keyLen = false, true, 0
+			return
+		}
+	case '{', '[':
+		s.depth++
+		s.expectKey = c == '{' && s.depth == 1
+	case '}', ']':
+		s.depth--
+	case ',':
+		s.expectKey = s.depth == 1
+	}
+	if s.afterKey && s.depth >= 1 {
+		// The first byte of the error member's value: anything but null.
+		s.afterKey = false
+		s.found = c != 'n'
+		s.responded = s.responded || s.found
+	}
+}
