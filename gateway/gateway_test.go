@@ -220,3 +220,12 @@ func TestAuthNeededGuidesToAuthenticate(t *testing.T) {
 		t.Errorf("needs-auth: %s", out)
 	}
 }
+
+func TestSearchKnowsTheServersProductName(t *testing.T) {
+	srv := fake.Start(t, nil) // its initialize names it "fake"
+	g := newGateway(t, cfg("x1", srv.URL))
+	out, isErr := run(t, g, `{"action":"search","query":"fake","limit":3}`)
+	if isErr || !strings.Contains(out, "x1/") {
+		t.Fatalf("a query naming the server's product found nothing: %s", out)
+	}
+}

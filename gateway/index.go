@@ -35,7 +35,11 @@ func (c *catalogIndex) search(m *manager.Manager, byServer map[string][]*mcp.Too
 	defer c.mu.Unlock()
 	key := fingerprint(m, byServer)
 	if key != c.key || c.ix == nil {
-		c.build(byServer)
+		titles := make(map[string]string)
+		for _, st := range m.Statuses() {
+			titles[st.ID] = st.ServerTitle
+		}
+		c.build(byServer, titles)
 		c.key = key
 	}
 	var out []hit
@@ -47,13 +51,14 @@ func (c *catalogIndex) search(m *manager.Manager, byServer map[string][]*mcp.Too
 	return out
 }
 
-func (c *catalogIndex) build(byServer map[string][]*mcp.Tool) {
+func (c *catalogIndex) build(byServer map[string][]*mcp.Tool, titles map[string]string) {
 	var docs []search.Doc
 	c.refs = c.refs[:0]
 	for _, id := range sortedKeys(byServer) {
 		for _, t := range byServer[id] {
 			docs = append(docs, search.Doc{
 				Server:      id,
+				ServerTitle: titles[id],
 				Tool:        t.Name,
 				Title:       t.Title,
 				Description: t.Description,

@@ -107,6 +107,10 @@ type Status struct {
 	Stale bool `json:"stale,omitempty"`
 	// ProtocolVersion is the negotiated MCP version of the live session.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// ServerTitle is the product name the live session's server gave in
+	// initialize (title, else name), sanitized; remote text, so for search
+	// and display, never for decisions.
+	ServerTitle string `json:"-"`
 	// Diagnostics are bounded, sanitized notes about what the server sent
 	// that was dropped or cut (oversized entries, endless pagination).
 	Diagnostics []string `json:"diagnostics,omitempty"`

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,6 +57,7 @@ type session struct {
 	id       uint64
 	cs       *mcp.ClientSession
 	protocol string
+	title    string // the server's product name, from initialize
 	caps     *mcp.ServerCapabilities
 
 	ctx    context.Context // cancelled when the session closes
@@ -278,6 +280,9 @@ func (s *server) dial(ctx context.Context, cfg mcpgate.ServerConfig) (*session, 
 			Message: "connecting: the server speaks MCP " + mcpgate.Sanitize(v, 40) + "; mcpgate speaks 2025-11-25 and 2025-06-18"}
 	}
 	sess.protocol = res.ProtocolVersion
+	if si := res.ServerInfo; si != nil {
+		sess.title = mcpgate.Sanitize(cmp.Or(si.Title, si.Name), 80)
+	}
 	sess.caps = res.Capabilities
 	if sess.caps == nil {
 		sess.caps = &mcp.ServerCapabilities{}
@@ -461,6 +466,7 @@ func (s *server) status() Status {
 	if s.sess != nil {
 		st.ConnectionID = s.sess.id
 		st.ProtocolVersion = s.sess.protocol
+		st.ServerTitle = s.sess.title
 	}
 	s.catalog.fill(&st, &s.cfg)
 	return st
