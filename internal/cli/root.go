@@ -150,7 +150,7 @@ Try it without any setup:
 	}
 	add("config",
 		newAddCmd(app), newRemoveCmd(app), newEnableCmd(app, true), newEnableCmd(app, false),
-		newToolsCmd(app), newImportCmd(app), newServersCmd(app))
+		newToolsCmd(app), newImportCmd(app), newServersCmd(app), newUICmd(app))
 	add("auth", newAuthCmd(app), newLogoutCmd(app))
 	add("connect",
 		newStatusCmd(app), newConnectCmd(app, opConnect), newConnectCmd(app, opDisconnect), newConnectCmd(app, opReconnect), newLogCmd(app))

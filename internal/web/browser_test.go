@@ -1,0 +1,327 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/internal/fake"
+)
+
+// chromiumPath is Debian's chromium, which CI installs.
+const chromiumPath = "/usr/bin/chromium"
+
+// browser is a headless chromium with a fresh profile, closed (and its
+// process ended) when the test ends. Screenshots go under dir; a failing
+// test copies them somewhere that survives it and says where.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+	dir string
+	n   int
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("no browser at %s (apt-get install chromium): %v", chromiumPath, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("no-proxy-server", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelCtx := chromedp.NewContext(actx)
+	// The first Run starts the browser, which lives as long as that call's
+	// context: no timeout on it, only on the actions after it.
+	if err := chromedp.Do(bctx); err != nil {
+		cancelCtx()
+		cancelAlloc()
+		t.Fatalf("starting %s: %v", chromiumPath, err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
+	b := &browser{t: t, ctx: ctx, dir: t.TempDir()}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b.shot("failure")
+		}
+		if t.Failed() || os.Getenv("MCPGATE_KEEP_SCREENSHOTS") != "" {
+			b.keep()
+		}
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	return b
+}
+
+// run runs actions, failing the test (with a screenshot) on error.
+func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// get runs an action that returns a value, failing the test on error.
+func get[T any](b *browser, what string, a chromedp.Action[T]) T {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, a)
+	if err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// waitText waits until the element sel exists and its text contains want.
+// The page redraws cards on every change, so reading a node once can catch
+// it as it is replaced.
+func (b *browser) waitText(sel, want string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.textContent.includes(%q); })()`, sel, want)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js)); err != nil {
+		got, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || "(none)"`, sel)))
+		b.t.Fatalf("%s: want text containing %q, have %q (%v)", sel, want, got, err)
+	}
+}
+
+// shot saves a full-page screenshot as NN-name.png.
+func (b *browser) shot(name string) {
+	b.n++
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	p := filepath.Join(b.dir, fmt.Sprintf("%02d-%s.png", b.n, name))
+	if err := os.WriteFile(p, png, 0o600); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+// keep copies the screenshots out of the test's temp dir, which is
+// removed when it ends: always for a failing test, and for every test
+// when $MCPGATE_KEEP_SCREENSHOTS is set.
+func (b *browser) keep() {
+	dst, err := os.MkdirTemp("", "mcpgate-ui-"+b.t.Name()+"-")
+	if err != nil {
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(b.dir, "*.png"))
+	for _, f := range files {
+		if data, err := os.ReadFile(f); err == nil {
+			_ = os.WriteFile(filepath.Join(dst, filepath.Base(f)), data, 0o600)
+		}
+	}
+	b.t.Logf("screenshots kept in %s", dst)
+}
+
+// TestBrowserAddServerAndDisableTool: add a server on the page, see it
+// become ready, open its catalog, switch a tool off and find it gone from
+// the gateway's list; then the same page at 360 px wide.
+func TestBrowserAddServerAndDisableTool(t *testing.T) {
+	srv := fake.Start(t, nil)
+	e := newEnv(t)
+	b := newBrowser(t)
+	echo := regexp.MustCompile(`(?m)\becho\b`)
+
+	b.run("opening the page", chromedp.Navigate(e.page.URL()), chromedp.WaitVisible(chromedp.CSS("#add-form")))
+	loc := get(b, "reading the address", chromedp.Location())
+	if strings.Contains(loc, "token=") {
+		t.Errorf("the token stays in the address bar: %s", loc)
+	}
+	b.shot("empty")
+
+	b.run("adding a server",
+		chromedp.SendKeys(chromedp.CSS("#add-id"), "docs"),
+		chromedp.SendKeys(chromedp.CSS("#add-url"), srv.URL),
+		chromedp.Click(chromedp.CSS("#add-submit")),
+		chromedp.WaitVisible(chromedp.CSS(`#server-docs[data-state="ready"]`)),
+	)
+	b.waitText(`#server-docs .counts`, "6 tools")
+	b.shot("ready")
+
+	b.run("opening the catalog",
+		chromedp.Click(chromedp.CSS(`#server-docs button[data-action="catalog"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#server-docs li.tool[data-tool="echo"] input.tool-switch`)),
+	)
+	b.waitText(`#server-docs li.tool[data-tool="echo"] .desc`, "Echoes the given text back.")
+	if !echo.MatchString(e.gatewayList("docs")) {
+		t.Fatal("echo is not in the gateway's list to begin with")
+	}
+	b.shot("catalog")
+
+	b.run("switching echo off",
+		chromedp.Click(chromedp.CSS(`#server-docs li.tool[data-tool="echo"] input.tool-switch`)),
+		chromedp.WaitVisible(chromedp.CSS(`#server-docs li.tool.off[data-tool="echo"]`)),
+	)
+	if list := e.gatewayList("docs"); echo.MatchString(list) {
+		t.Errorf("echo is still in the gateway's list:\n%s", list)
+	}
+	b.shot("echo-off")
+
+	// Narrow screen: nothing wider than the viewport.
+	b.run("narrowing to 360 px", chromedp.EmulateViewport(360, 800), chromedp.Sleep(100*time.Millisecond))
+	width := get(b, "measuring the page", chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if width > 360 {
+		t.Errorf("at 360 px the page is %d px wide", width)
+	}
+	b.shot("narrow")
+
+	// Dark scheme: the page follows it.
+	light := get(b, "reading the light background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+	b.run("switching to dark", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+		})
+		return err
+	}))
+	if dark := get(b, "reading the dark background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); dark == light {
+		t.Errorf("the background stays %s in the dark scheme", dark)
+	}
+	b.shot("dark")
+
+	// Remove, with confirmation.
+	b.run("removing",
+		chromedp.Click(chromedp.CSS(`#server-docs button[data-action="remove"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#server-docs button[data-action="remove-confirm"]`)),
+		chromedp.Click(chromedp.CSS(`#server-docs button[data-action="remove-confirm"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#empty`)),
+	)
+	if _, err := e.m.Status("docs"); err == nil {
+		t.Error("docs is still in the manager")
+	}
+	b.shot("removed")
+}
+
+// TestBrowserImportReportsSkippedEntries: a pasted Claude Code file with a
+// remote and a stdio entry previews both, the stdio one as skipped with its
+// reason; confirming brings in the remote one.
+func TestBrowserImportReportsSkippedEntries(t *testing.T) {
+	srv := fake.Start(t, nil)
+	e := newEnv(t)
+	b := newBrowser(t)
+	claude := `{"mcpServers": {"remote": {"type": "http", "url": "` + srv.URL + `"}, "local": {"command": "npx", "args": ["-y", "some-server"]}}}`
+
+	b.run("opening the page", chromedp.Navigate(e.page.URL()), chromedp.WaitVisible(chromedp.CSS("#import-form")))
+	b.run("previewing",
+		chromedp.SetValue(chromedp.CSS("#import-text"), claude),
+		chromedp.Click(chromedp.CSS("#import-preview")),
+		chromedp.WaitVisible(chromedp.CSS(`#import-result li[data-skipped="local"]`)),
+	)
+	b.waitText(`#import-result li[data-skipped="local"]`, "stdio servers are not supported")
+	b.run("seeing what comes in", chromedp.WaitVisible(chromedp.CSS(`#import-result li[data-import="remote"]`)))
+	if _, err := e.m.Status("remote"); err == nil {
+		t.Fatal("the preview imported something")
+	}
+	b.shot("preview")
+	b.run("confirming",
+		chromedp.Click(chromedp.CSS("#import-confirm")),
+		chromedp.WaitVisible(chromedp.CSS(`#server-remote`)),
+	)
+	if _, err := e.m.Status("remote"); err != nil {
+		t.Errorf("not imported: %v", err)
+	}
+	if _, err := e.m.Status("local"); err == nil {
+		t.Error("the stdio entry was imported")
+	}
+	b.shot("imported")
+}
+
+// TestBrowserSignIn: the card of an OAuth server says to sign in; the
+// button opens a tab that goes through the authorization server back to
+// mcpgate, and the card shows the outcome and becomes ready.
+func TestBrowserSignIn(t *testing.T) {
+	as := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	e := newEnv(t, mcpgate.ServerConfig{ID: "secure", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true})
+	b := newBrowser(t)
+
+	b.run("opening the page", chromedp.Navigate(e.page.URL()), chromedp.WaitVisible(chromedp.CSS("#server-secure")))
+	b.run("connecting",
+		chromedp.Click(chromedp.CSS(`#server-secure button[data-action="connect"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#server-secure[data-state="needs-auth"] .problem-next`)),
+	)
+	b.waitText(`#server-secure .problem-next`, "Sign in")
+	b.shot("needs-auth")
+	b.run("signing in",
+		chromedp.Click(chromedp.CSS(`#server-secure button[data-action="signin"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#server-secure[data-state="ready"] .login-done`)),
+	)
+	b.waitText(`#server-secure .login-msg`, "Signed in with "+as.Issuer)
+	html := get(b, "reading the page", chromedp.OuterHTML(chromedp.CSS("html")))
+	for _, s := range as.Secrets() {
+		if strings.Contains(html, s) {
+			t.Errorf("the page shows a secret")
+		}
+	}
+	b.shot("signed-in")
+}
+
+// TestBrowserAnswerElicitationCard: a server's question during a call is a
+// card, still there after a reload, with the defaults filled in; sending
+// it completes the call with the answer.
+func TestBrowserAnswerElicitationCard(t *testing.T) {
+	srv := fake.Start(t, nil)
+	e := newEnv(t, mcpgate.ServerConfig{ID: "docs", URL: srv.URL, Auth: mcpgate.AuthNone, Enabled: true})
+	b := newBrowser(t)
+	b.run("opening the page", chromedp.Navigate(e.page.URL()), chromedp.WaitVisible(chromedp.CSS("#server-docs")))
+	done := e.callAsync(context.Background(), "docs", "ask")
+	card := `form.pending[data-server="docs"]`
+	b.run("seeing the card", chromedp.WaitVisible(chromedp.CSS(card+` input[name="name"]`)))
+	b.run("reloading", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(card+` input[name="name"]`)))
+	if v := get(b, "reading the default", chromedp.Value(chromedp.CSS(card+` input[name="name"]`))); v != "Ada" {
+		t.Errorf("name field shows %q, want the default Ada", v)
+	}
+	b.waitText(card+` .question`, fake.AskMessage)
+	b.shot("card")
+	b.run("answering",
+		chromedp.SetValue(chromedp.CSS(card+` input[name="name"]`), "Grace"),
+		chromedp.Click(chromedp.CSS(card+` button[data-action="accept"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(card)),
+	)
+	select {
+	case r := <-done:
+		if r.err != nil || !strings.Contains(resultText(r.res), "Grace") {
+			t.Errorf("call: %v %+v", r.err, r.res)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call did not complete")
+	}
+	b.shot("answered")
+
+	// The call is in the request log drawer and in its export.
+	b.run("opening the log",
+		chromedp.Click(chromedp.CSS("#log-toggle")),
+		chromedp.WaitVisible(chromedp.CSS("#log-rows td")),
+	)
+	b.run("waiting for the call", chromedp.Poll[chromedp.Void](`Array.from(document.querySelectorAll("#log-rows tr")).some(r => r.textContent.includes("tools/call") && r.textContent.includes("ask"))`))
+	b.shot("log")
+	export := get(b, "fetching the export", chromedp.Evaluate[string](`fetch(document.querySelector("#log-export").href).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if !strings.Contains(export, `"tool":"ask"`) {
+		t.Errorf("the export lacks the call: %s", export)
+	}
+}

@@ -1,0 +1,259 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/manager"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxFields bounds the fields of one elicitation form.
+const maxFields = 32
+
+// pending is a form elicitation waiting for the person on the page. It
+// lives as long as the call that asked: the card disappears when the call
+// ends, and survives a reload of the page.
+type pending struct {
+	ID      string  `json:"id"`
+	Server  string  `json:"server"`
+	Message string  `json:"message"`
+	Fields  []field `json:"fields"`
+	Created string  `json:"created"`
+
+	answer chan *mcp.ElicitResult
+}
+
+// field is one property of a flat form schema, as the page draws it.
+type field struct {
+	Name        string   `json:"name"`
+	Title       string   `json:"title,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Type        string   `json:"type"` // string, number, integer or boolean
+	Enum        []string `json:"enum,omitempty"`
+	Default     any      `json:"default,omitempty"`
+	Required    bool     `json:"required"`
+	Minimum     *float64 `json:"minimum,omitempty"`
+	Maximum     *float64 `json:"maximum,omitempty"`
+	MinLength   *int     `json:"minLength,omitempty"`
+	MaxLength   *int     `json:"maxLength,omitempty"`
+}
+
+// parseForm reads a form elicitation's requested schema: an object of
+// flat primitive properties (MCP elicitation). Anything else is refused,
+// and the elicitation declined.
+func parseForm(raw json.RawMessage) ([]field, error) {
+	var schema struct {
+		Type       string `json:"type"`
+		Properties map[string]struct {
+			Type        string   `json:"type"`
+			Title       string   `json:"title"`
+			Description string   `json:"description"`
+			Enum        []string `json:"enum"`
+			Default     any      `json:"default"`
+			Minimum     *float64 `json:"minimum"`
+			Maximum     *float64 `json:"maximum"`
+			MinLength   *int     `json:"minLength"`
+			MaxLength   *int     `json:"maxLength"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return nil, fmt.Errorf("reading the requested schema: %w", err)
+	}
+	if schema.Type != "object" || len(schema.Properties) > maxFields {
+		return nil, fmt.Errorf("the requested schema is not a flat object of at most %d fields", maxFields)
+	}
+	out := make([]field, 0, len(schema.Properties))
+	for name, p := range schema.Properties {
+		switch p.Type {
+		case "string", "number", "integer", "boolean":
+		default:
+			return nil, fmt.Errorf("field %q has type %q", clean(name, maxName), clean(p.Type, maxName))
+		}
+		f := field{
+			Name: clean(name, maxName), Title: clean(p.Title, maxName), Description: clean(p.Description, maxText),
+			Type: p.Type, Required: slices.Contains(schema.Required, name),
+			Minimum: p.Minimum, Maximum: p.Maximum, MinLength: p.MinLength, MaxLength: p.MaxLength,
+		}
+		if f.Name != name {
+			return nil, fmt.Errorf("field name %q cannot be shown as it is", f.Name)
+		}
+		for _, e := range p.Enum {
+			f.Enum = append(f.Enum, clean(e, maxName))
+		}
+		if d, ok := p.Default.(string); ok {
+			f.Default = clean(d, maxText)
+		} else if p.Default != nil {
+			f.Default = p.Default
+		}
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Elicit asks the person on the page; give it to manager.Options.Elicit.
+// It waits until the person answers on the page, the call ends (ctx), or
+// the page stops, which declines.
+func (s *Server) Elicit(ctx context.Context, req *manager.ElicitRequest) (*mcp.ElicitResult, error) {
+	fields, err := parseForm(req.Schema)
+	if err != nil {
+		s.opts.Logger.Warn("declining an elicitation", "server", req.Server, "error", clean(err.Error(), maxText))
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	// The call that asked ends by its timeout at the latest. The manager
+	// does not tie ctx to that call (only to the session), so the card is
+	// bounded here too, or it would outlive a cancelled call.
+	timeout := mcpgate.DefaultCallTimeout
+	if cfg, err := s.opts.Manager.Config(req.Server); err == nil && cfg.Timeout > 0 {
+		timeout = cfg.Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	p := &pending{
+		ID: base64.RawURLEncoding.EncodeToString(b), Server: req.Server, Message: clean(req.Message, maxText),
+		Fields: fields, Created: time.Now().UTC().Format(time.RFC3339), answer: make(chan *mcp.ElicitResult, 1),
+	}
+	s.mu.Lock()
+	s.pending = append(s.pending, p)
+	s.mu.Unlock()
+	s.events.publish()
+	defer func() {
+		s.mu.Lock()
+		s.pending = slices.DeleteFunc(s.pending, func(q *pending) bool { return q == p })
+		s.mu.Unlock()
+		s.events.publish()
+	}()
+	select {
+	case res := <-p.answer:
+		return res, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.ctx.Done():
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+}
+
+func (s *Server) servePending(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	out := slices.Clone(s.pending)
+	s.mu.Unlock()
+	if out == nil {
+		out = []*pending{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pending": out})
+}
+
+// serveAnswer takes the person's answer to a card, checks it against the
+// form and hands it to the waiting call.
+func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	id := r.PathValue("id")
+	s.mu.Lock()
+	i := slices.IndexFunc(s.pending, func(p *pending) bool { return p.ID == id })
+	var p *pending
+	if i >= 0 {
+		p = s.pending[i]
+	}
+	s.mu.Unlock()
+	if p == nil {
+		writeError(w, mcpgate.Errorf(mcpgate.CategoryNotFound, "this question is no longer waiting (the call ended)"))
+		return
+	}
+	res := &mcp.ElicitResult{Action: req.Action}
+	switch req.Action {
+	case "decline", "cancel":
+	case "accept":
+		content, err := checkAnswer(p.Fields, req.Content)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		res.Content = content
+	default:
+		writeError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "action must be accept, decline or cancel"))
+		return
+	}
+	select {
+	case p.answer <- res:
+	default: // answered already, in another tab
+		writeError(w, mcpgate.Errorf(mcpgate.CategoryConflict, "this question was already answered"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": id})
+}
+
+// checkAnswer validates an accepted form: only known fields, the right
+// types, required ones present, within their bounds.
+func checkAnswer(fields []field, content map[string]any) (map[string]any, error) {
+	out := map[string]any{}
+	for name := range content {
+		if !slices.ContainsFunc(fields, func(f field) bool { return f.Name == name }) {
+			return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "%q is not a field of this form", clean(name, maxName))
+		}
+	}
+	for _, f := range fields {
+		v, ok := content[f.Name]
+		if !ok || v == nil || v == "" && f.Type != "string" {
+			if f.Required {
+				return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "%s is required", f.Name)
+			}
+			continue
+		}
+		bad := func(what string) error {
+			return mcpgate.Errorf(mcpgate.CategoryInvalid, "%s must be %s", f.Name, what)
+		}
+		switch f.Type {
+		case "string":
+			str, ok := v.(string)
+			if !ok {
+				return nil, bad("text")
+			}
+			if f.Required && str == "" {
+				return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "%s is required", f.Name)
+			}
+			if len(f.Enum) > 0 && !slices.Contains(f.Enum, str) {
+				return nil, bad("one of the choices")
+			}
+			n := len([]rune(str))
+			if f.MinLength != nil && n < *f.MinLength || f.MaxLength != nil && n > *f.MaxLength {
+				return nil, bad("of the allowed length")
+			}
+		case "number", "integer":
+			num, ok := v.(float64)
+			if !ok || math.IsNaN(num) || math.IsInf(num, 0) {
+				return nil, bad("a number")
+			}
+			if f.Type == "integer" && num != math.Trunc(num) {
+				return nil, bad("a whole number")
+			}
+			if f.Minimum != nil && num < *f.Minimum || f.Maximum != nil && num > *f.Maximum {
+				return nil, bad("within the allowed range")
+			}
+		case "boolean":
+			if _, ok := v.(bool); !ok {
+				return nil, bad("yes or no")
+			}
+		}
+		out[f.Name] = v
+	}
+	return out, nil
+}

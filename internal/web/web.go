@@ -1,0 +1,303 @@
+// Package web is the settings page of `mcpgate ui`: a local page, served on
+// a loopback address only, where a person sees every configured server with
+// its true state and catalog, and adds, imports, removes, connects,
+// disconnects and signs in to servers, and switches tools on and off.
+//
+// # Who may talk to it
+//
+// The page is reachable by anything on the machine, and by any web page the
+// person visits (through their browser). So every request must prove it
+// comes from the page the person opened:
+//
+//   - the Host header must be the listen address (127.0.0.1:PORT or
+//     localhost:PORT), which defeats DNS rebinding;
+//   - the request must carry the per-run token: the URL that `mcpgate ui`
+//     prints carries it as ?token=, and the first request turns it into an
+//     HttpOnly, SameSite=Strict cookie and redirects to a clean URL;
+//   - an Origin header, when present, must be the page's own origin, and
+//     changes are POSTs with a JSON body, which a foreign page cannot send
+//     without a CORS preflight this server never answers (CSRF).
+//
+// Everything else gets 403. Responses carry a strict Content-Security-Policy
+// (no inline script, nothing from another origin), X-Frame-Options DENY,
+// Referrer-Policy no-referrer and Cache-Control no-store.
+//
+// # What it shows
+//
+// Every server ([manager.Status] with the attributed error in plain words
+// and the next step), its catalog with a switch per tool, sign-in and
+// sign-out, add, import (preview, then confirm), connect, disconnect,
+// reconnect and remove; [Server.StateChanged] feeds /events, a stream of
+// server-sent events, so open pages follow state changes (they poll when
+// the stream fails). Form elicitations given to [Server.Elicit] become
+// cards until answered or until the call ends. A drawer shows the request
+// log ([Options].Log) and exports its last 50 entries.
+//
+// Server-provided text (names, descriptions, errors) is sanitized and
+// bounded here and inserted by the page as text, never as markup. No token,
+// code, verifier or secret is ever sent to the page: a sign-in starts at
+// /login/start, which answers with a redirect to the authorization server,
+// and the outcome reaches the page as a state change.
+//
+// # Example
+//
+//	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+//	srv, _ := web.New(&web.Options{Manager: m, OAuth: client, Config: load, Addr: ln.Addr().String()})
+//	fmt.Println(srv.URL())
+//	_ = srv.Serve(ctx, ln) // until ctx ends
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/manager"
+	"github.com/mcpgate/mcpgate/oauth"
+)
+
+// cookieName holds the per-run token once the page has been opened.
+const cookieName = "mcpgate_ui"
+
+// ErrNotLoopback is returned by [New] for a listen address that is not a
+// loopback IP address: the page must never be reachable from the network.
+var ErrNotLoopback = errors.New("the settings page listens on a loopback address only (127.0.0.1 or ::1)")
+
+// Options configures a [Server]. The struct is copied by [New].
+type Options struct {
+	// Manager is the running manager; its state is what the page shows.
+	Manager *manager.Manager
+	// OAuth signs in and out; nil hides sign-in.
+	OAuth *oauth.Client
+	// Config loads the config file afresh; every change is made on a fresh
+	// copy, saved, then applied to Manager with Update.
+	Config func() (*config.File, error)
+	// Addr is the address the server listens on (host:port, port not 0);
+	// its host must be a loopback IP.
+	Addr string
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Log reads the last n requests sent to remote servers, oldest first
+	// (every process's, from the store); nil means Manager.RecentRequests,
+	// this process's only.
+	Log func(ctx context.Context, n int) ([]manager.RequestLogEntry, error)
+	// LoginTimeout bounds a sign-in; zero means 5 minutes.
+	LoginTimeout time.Duration
+}
+
+// Server is the settings page. Its methods are safe for concurrent use.
+type Server struct {
+	opts    Options
+	token   string
+	hosts   map[string]bool // acceptable Host headers
+	origins map[string]bool // acceptable Origin headers
+	handler http.Handler
+	events  *hub
+
+	// edit serializes changes to the config file.
+	edit sync.Mutex
+
+	mu      sync.Mutex
+	logins  map[string]*loginState // by server ID
+	pending []*pending             // elicitations waiting, oldest first
+	closed  bool                   // Close has begun: no new background work
+
+	// ctx bounds background work (connects, sign-ins); cancelled by Close.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New returns a settings page for opts.Addr with a fresh random token.
+func New(opts *Options) (*Server, error) {
+	o := *opts
+	if o.Manager == nil || o.Config == nil {
+		return nil, errors.New("web: Manager and Config are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.LoginTimeout <= 0 {
+		o.LoginTimeout = 5 * time.Minute
+	}
+	ap, err := netip.ParseAddrPort(o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("web: listen address %q: %w", o.Addr, err)
+	}
+	if !ap.Addr().IsLoopback() {
+		return nil, ErrNotLoopback
+	}
+	if ap.Port() == 0 {
+		return nil, fmt.Errorf("web: listen address %q has no port", o.Addr)
+	}
+	token, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	port := strconv.Itoa(int(ap.Port()))
+	s := &Server{
+		opts:    o,
+		token:   token,
+		hosts:   map[string]bool{ap.String(): true, net.JoinHostPort("localhost", port): true},
+		origins: map[string]bool{},
+		events:  newHub(),
+		logins:  map[string]*loginState{},
+	}
+	if ap.Addr().Is4() {
+		s.hosts[net.JoinHostPort("127.0.0.1", port)] = true
+	}
+	for h := range s.hosts {
+		s.origins["http://"+h] = true
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.handler = s.guard(s.routes())
+	return s, nil
+}
+
+// newToken is 32 random bytes, base64url without padding.
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("web: making the page token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// URL is the address to open: it carries the token, so only whoever
+// started `mcpgate ui` (and their browser) can use the page.
+func (s *Server) URL() string {
+	return "http://" + s.opts.Addr + "/?token=" + s.token
+}
+
+// Handler serves the page, with every request checked (see the package
+// documentation).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// StateChanged tells open pages that a server changed state; give it to
+// manager.Options.OnStateChange. It never blocks.
+func (s *Server) StateChanged(manager.Status) { s.events.publish() }
+
+// Serve serves on ln until ctx ends, then closes the event streams, waits
+// for background work and shuts the HTTP server down.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	s.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	<-errc
+	return err
+}
+
+// Close ends the event streams and background work (a sign-in still
+// waiting for the person is abandoned) and waits for them.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.events.close()
+	s.wg.Wait()
+}
+
+// goBackground runs f in the background, bounded by the server's life;
+// once Close has begun, f is not started.
+func (s *Server) goBackground(f func(ctx context.Context)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f(s.ctx)
+	}()
+}
+
+// guard refuses what does not come from the page (see the package
+// documentation) and sets the security headers on every answer.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+
+		if !s.hosts[r.Host] {
+			forbid(w, "this page answers only on its own address")
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !s.origins[o] {
+			forbid(w, "requests from other sites are refused")
+			return
+		}
+		if r.Method == http.MethodGet && r.URL.Path == "/" && r.URL.Query().Has("token") {
+			if !s.validToken(r.URL.Query().Get("token")) {
+				forbid(w, "wrong or expired page token; open the address mcpgate ui printed")
+				return
+			}
+			http.SetCookie(w, &http.Cookie{
+				Name: cookieName, Value: s.token, Path: "/",
+				HttpOnly: true, SameSite: http.SameSiteStrictMode,
+			})
+			// A clean address: the token leaves the address bar and history.
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
+		c, err := r.Cookie(cookieName)
+		if err != nil || !s.validToken(c.Value) {
+			forbid(w, "missing or wrong page token; open the address mcpgate ui printed")
+			return
+		}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+		case http.MethodPost:
+			if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+				forbid(w, "changes must be sent as JSON")
+				return
+			}
+		default:
+			w.Header().Set("Allow", "GET, POST")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) validToken(t string) bool {
+	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
+}
+
+func forbid(w http.ResponseWriter, msg string) {
+	http.Error(w, "forbidden: "+msg, http.StatusForbidden)
+}
