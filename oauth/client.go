@@ -41,8 +41,9 @@ type Client struct {
 	http *http.Client
 	now  func() time.Time
 
-	mu      sync.Mutex
-	asCache map[string]cachedASM
+	mu        sync.Mutex
+	asCache   map[string]cachedASM
+	redirects map[string]chan callback // state → login waiting for its redirect on the caller's page
 }
 
 // New returns a client over opts.Store.
@@ -58,7 +59,7 @@ func New(opts *Options) *Client {
 	if base == nil {
 		base = &http.Client{Transport: http.DefaultTransport}
 	}
-	return &Client{opts: o, http: noRedirects(base), now: time.Now, asCache: make(map[string]cachedASM)}
+	return &Client{opts: o, http: noRedirects(base), now: time.Now, asCache: make(map[string]cachedASM), redirects: make(map[string]chan callback)}
 }
 
 func (c *Client) logf(server, format string, args ...any) {

@@ -35,6 +35,11 @@ type LoginOptions struct {
 	CallbackPort int
 	// Timeout bounds the wait for the person; default 5 minutes.
 	Timeout time.Duration
+	// RedirectURI, when set, is where the authorization server sends the
+	// browser back: a page of the caller's own (the settings page), which
+	// passes the redirect's query to [Client.CompleteRedirect]. Empty means
+	// the login listens on a loopback port of its own.
+	RedirectURI string
 }
 
 // LoginResult describes a completed login. It holds no secret.
@@ -198,15 +203,25 @@ type callback struct {
 }
 
 func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfig, o *LoginOptions, resource, issuer string, asm *oauthex.AuthServerMeta, scopes []string, prev *store.Credential) (*LoginResult, error) {
-	ln, err := listenCallback(o.CallbackPort, prev)
-	if err != nil {
-		return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "listening for the sign-in callback on 127.0.0.1:%d: %v", o.CallbackPort, err)
-	}
-	redirectURI := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
 	results := make(chan callback, 1)
-	srv := &http.Server{Handler: callbackHandler(cfg.ID, results), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Close()
+	var redirectURI string
+	if o.RedirectURI != "" {
+		// The caller's own page receives the redirect and hands it over
+		// with CompleteRedirect.
+		if _, err := checkEndpoint("redirect URI", o.RedirectURI); err != nil {
+			return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "redirect URI: must be https or loopback http")
+		}
+		redirectURI = o.RedirectURI
+	} else {
+		ln, err := listenCallback(o.CallbackPort, prev)
+		if err != nil {
+			return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "listening for the sign-in callback on 127.0.0.1:%d: %v", o.CallbackPort, err)
+		}
+		redirectURI = fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+		srv := &http.Server{Handler: callbackHandler(cfg.ID, results), ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+	}
 
 	ca, err := c.clientFor(ctx, cfg, issuer, asm, redirectURI)
 	if err != nil {
@@ -220,6 +235,16 @@ func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfi
 	}
 	if err := c.opts.Store.PutFlow(ctx, flow); err != nil {
 		return nil, storeError("storing the sign-in state", err)
+	}
+	if o.RedirectURI != "" {
+		c.mu.Lock()
+		c.redirects[flow.State] = results
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			delete(c.redirects, flow.State)
+			c.mu.Unlock()
+		}()
 	}
 	authURL, err := authorizeURL(asm.AuthorizationEndpoint, ca.id, redirectURI, challengeS256, flow.State, resource, scopes)
 	if err != nil {
@@ -356,6 +381,24 @@ func authorizeURL(endpoint, clientID, redirectURI, challenge, state, resource st
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// CompleteRedirect hands a redirect that reached the caller's own page (see
+// LoginOptions.RedirectURI) to the login in this process that is waiting
+// for it, matched by its state. It reports whether a login took it; the
+// login itself checks state, issuer and code as for any redirect.
+func (c *Client) CompleteRedirect(q url.Values) bool {
+	c.mu.Lock()
+	ch, ok := c.redirects[q.Get("state")]
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case ch <- callback{query: q}:
+	default: // a second redirect: the login already has its answer
+	}
+	return true
 }
 
 // callbackHandler answers the browser's redirect with a plain page and

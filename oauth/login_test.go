@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -310,5 +312,33 @@ func TestConcurrentLoginsWait(t *testing.T) {
 	}
 	if n := as.TokenRequests(fake.GrantAuthorizationCode); n != 1 || as.Authorizations() != 1 {
 		t.Errorf("%d code exchanges and %d authorizations, want 1 each", n, as.Authorizations())
+	}
+}
+
+// TestRedirectToTheCallersPage: a program with its own page (the settings
+// page) receives the redirect there and hands it over; nothing listens on
+// a port of the login's own.
+func TestRedirectToTheCallersPage(t *testing.T) {
+	as := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	e := newEnv(t)
+	_, c := e.open()
+	var took []bool
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		took = append(took, c.CompleteRedirect(r.URL.Query()))
+	}))
+	defer page.Close()
+	res, b, err := login(t, c, oauthCfg("s", srv.URL), &oauth.LoginOptions{RedirectURI: page.URL + "/callback"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := query(b.opened[0]).Get("redirect_uri"); got != page.URL+"/callback" {
+		t.Errorf("redirect_uri %q", got)
+	}
+	if len(took) != 1 || !took[0] || res.Issuer != as.Issuer {
+		t.Errorf("redirect handed over: %v, result %+v", took, res)
+	}
+	if c.CompleteRedirect(url.Values{"state": {"forged"}, "code": {"x"}}) {
+		t.Error("a redirect with an unknown state was taken")
 	}
 }

@@ -58,8 +58,9 @@ var startWait = 30 * time.Second
 // serveLoginStart is where the page's "Sign in" button sends a new tab. It
 // starts the login here, in the server process, and answers with a
 // redirect to the authorization URL the login produced, so the person signs
-// in in their own browser and the callback lands on the loopback listener of
-// the login; no state or code passes through the page. A login that ends
+// in in their own browser and the callback lands on this page's own origin
+// (/callback, handed to the login by oauth.Client.CompleteRedirect); no
+// state or code passes through the page's scripts. A login that ends
 // before it needs the person (a concurrent sign-in, client credentials, an
 // error) is shown in the tab and on the page.
 func (s *Server) serveLoginStart(w http.ResponseWriter, r *http.Request) {
@@ -81,8 +82,9 @@ func (s *Server) serveLoginStart(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(ctx, s.opts.LoginTimeout)
 		defer cancel()
 		res, err := s.opts.OAuth.Login(ctx, cfg, &oauth.LoginOptions{
-			Issuer:  issuer,
-			Timeout: s.opts.LoginTimeout,
+			Issuer:      issuer,
+			Timeout:     s.opts.LoginTimeout,
+			RedirectURI: "http://" + s.opts.Addr + "/callback", // lands on this page's own origin
 			Open: func(_ context.Context, authURL string) error {
 				select {
 				case urls <- authURL:
@@ -122,6 +124,16 @@ func (s *Server) serveLoginStart(w http.ResponseWriter, r *http.Request) {
 	case <-s.ctx.Done():
 		s.loginPage(w, http.StatusServiceUnavailable, "Stopped", "mcpgate ui is stopping.")
 	}
+}
+
+// serveCallback hands the authorization server's redirect to the sign-in
+// waiting for it; the card on the page shows how it ends.
+func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
+	if s.opts.OAuth == nil || !s.opts.OAuth.CompleteRedirect(r.URL.Query()) {
+		s.loginPage(w, http.StatusBadRequest, "No sign-in is waiting", "This answer does not belong to a sign-in started on this page; start again from the settings page.")
+		return
+	}
+	s.loginPage(w, http.StatusOK, "Signed in", "Return to the settings page: its card shows the outcome. You can close this tab.")
 }
 
 // loginOutcome says how a login ended, in words fit for the page.

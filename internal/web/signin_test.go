@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -105,5 +106,34 @@ func TestStepUpSaysWhichScope(t *testing.T) {
 	got := out.Servers[0].Error
 	if got == nil || got.Code != "insufficient_scope" || got.Action != "signin" || !strings.Contains(got.Next, "admin") {
 		t.Fatalf("after a 403 insufficient_scope the card says %+v (%s)", got, body)
+	}
+}
+
+// TestCallbackLandsOnThePage: the authorization server sends the browser
+// back to the settings page's own origin, which hands the answer to the
+// waiting sign-in; an answer nobody waits for is refused.
+func TestCallbackLandsOnThePage(t *testing.T) {
+	as := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	e := newEnv(t, mcpgate.ServerConfig{ID: "secure", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true})
+	code, loc := e.signIn("secure", "")
+	if code != http.StatusFound {
+		t.Fatalf("login start: %d", code)
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Query().Get("redirect_uri"); got != e.base+"/callback" {
+		t.Errorf("redirect_uri %q, want the page's own %q", got, e.base+"/callback")
+	}
+	e.waitState("secure", "ready")
+	resp, err := (&http.Client{Transport: e.tr}).Get(e.base + "/callback?state=forged&code=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a callback nobody waits for: %d", resp.StatusCode)
 	}
 }

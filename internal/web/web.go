@@ -260,6 +260,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			forbid(w, "requests from other sites are refused")
 			return
 		}
+		if r.Method == http.MethodGet && r.URL.Path == "/callback" {
+			// The authorization server's redirect back to this page. It is
+			// a cross-site navigation, so the SameSite=Strict cookie is not
+			// sent; the login's state, checked by oauth, guards it instead.
+			s.serveCallback(w, r)
+			return
+		}
 		if r.Method == http.MethodGet && r.URL.Path == "/" && r.URL.Query().Has("token") {
 			if !s.validToken(r.URL.Query().Get("token")) {
 				forbid(w, "wrong or expired page token; open the address mcpgate ui printed")
