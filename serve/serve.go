@@ -31,6 +31,9 @@ type Options struct {
 	// Name and Version identify the front to its clients.
 	Name, Version string
 	Logger        *slog.Logger
+	// Questions asks a form elicitation that the host cannot show some
+	// other way (see StoredQuestions); nil declines it.
+	Questions func(context.Context, *manager.ElicitRequest) (*mcp.ElicitResult, error)
 }
 
 // Front is one MCP server facing an agent host.
@@ -135,6 +138,9 @@ func (f *Front) Elicit(ctx context.Context, req *manager.ElicitRequest) (*mcp.El
 	}
 	f.mu.Unlock()
 	if ss == nil || !canElicit(ss) {
+		if f.opts.Questions != nil {
+			return f.opts.Questions(ctx, req)
+		}
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	var schema any

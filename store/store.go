@@ -13,6 +13,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -143,6 +144,31 @@ type LogEntry struct {
 	BytesIn    int64
 	BytesOut   int64
 }
+
+// KindQuestion is the Kind of an interaction holding a form elicitation
+// that no agent host could show, for the settings page of any process.
+const KindQuestion = "elicitation"
+
+// Question is the Payload of a KindQuestion interaction: what the remote
+// server asked (for the person, never a model) and, once answered, the
+// answer.
+type Question struct {
+	Server  string          `json:"server"`
+	Message string          `json:"message"`
+	Schema  json.RawMessage `json:"schema"`
+	Answer  *Answer         `json:"answer,omitempty"`
+}
+
+// Answer is the person's answer to a question: accept (with content),
+// decline or cancel.
+type Answer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// UILockName names the lock the settings page holds while it runs, so
+// another process knows a stored question can be answered.
+func UILockName(tenant string) string { return "ui-open\x00" + tenant }
 
 // UpdateFunc decides a credential's next value under its lock. cur is the
 // credential as stored after the lock was taken (nil if none). Returning

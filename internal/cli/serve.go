@@ -62,15 +62,21 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	st, err := app.Store()
+	if err != nil {
+		return err
+	}
+	questions := &serve.StoredQuestions{Store: st}
 	logins := &serve.Logins{OAuth: oc, Open: app.browser}
 	defer logins.Close()
 	gopts := &gateway.Options{Manager: m, Auth: logins}
 	front = serve.New(&serve.Options{
-		Gateway: gateway.New(gopts),
-		Bridge:  gateway.NewBridge(gopts),
-		Direct:  opts.Direct,
-		Version: Version(),
-		Logger:  app.logger,
+		Gateway:   gateway.New(gopts),
+		Bridge:    gateway.NewBridge(gopts),
+		Direct:    opts.Direct,
+		Version:   Version(),
+		Logger:    app.logger,
+		Questions: questions.Ask,
 	})
 	m.Start(ctx)
 	return front.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(app.IO.In), Writer: nopWriteCloser{app.IO.Out}})

@@ -8,10 +8,12 @@ import (
 	"net/netip"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/internal/web"
 	"github.com/mcpgate/mcpgate/manager"
+	"github.com/mcpgate/mcpgate/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -109,12 +111,22 @@ func runUI(ctx context.Context, app *App, opts *uiOptions) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
+	// While the page runs, other processes (serve) may leave it questions
+	// their host cannot show; the lock tells them someone is here.
+	// (A second page on the same data directory finds it held and runs
+	// without it: the first already answers for both.)
+	lockCtx, cancelLock := context.WithTimeout(ctx, 100*time.Millisecond)
+	if unlockUI, err := st.Lock(lockCtx, store.UILockName("")); err == nil {
+		defer unlockUI()
+	}
+	cancelLock()
 	srv, err := web.New(&web.Options{
-		Manager: m,
-		OAuth:   oc,
-		Config:  func() (*config.File, error) { return config.Load(path) },
-		Addr:    ln.Addr().String(),
-		Logger:  app.logger,
+		Manager:   m,
+		OAuth:     oc,
+		Questions: st,
+		Config:    func() (*config.File, error) { return config.Load(path) },
+		Addr:      ln.Addr().String(),
+		Logger:    app.logger,
 		// The store's log: what every mcpgate process sent, serve's too.
 		Log: func(ctx context.Context, n int) ([]manager.RequestLogEntry, error) {
 			entries, err := st.RecentLog(ctx, "", n)

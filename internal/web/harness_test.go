@@ -20,6 +20,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/web"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/oauth"
+	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/seal"
 	"github.com/mcpgate/mcpgate/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +32,7 @@ type env struct {
 	t       *testing.T
 	m       *manager.Manager
 	oc      *oauth.Client
+	st      store.Store
 	page    *web.Server
 	base    string // http://127.0.0.1:PORT
 	cfgPath string
@@ -64,6 +66,7 @@ func newEnv(t *testing.T, servers ...mcpgate.ServerConfig) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.st = st
 	e.oc = oauth.New(&oauth.Options{Store: st})
 	var page atomic.Pointer[web.Server]
 	e.m, err = manager.New(f.Servers(), &manager.Options{
@@ -85,7 +88,7 @@ func newEnv(t *testing.T, servers ...mcpgate.ServerConfig) *env {
 		t.Fatal(err)
 	}
 	e.page, err = web.New(&web.Options{
-		Manager: e.m, OAuth: e.oc, Addr: ln.Addr().String(),
+		Manager: e.m, OAuth: e.oc, Addr: ln.Addr().String(), Questions: st,
 		Config: func() (*config.File, error) { return config.Load(e.cfgPath) },
 	})
 	if err != nil {

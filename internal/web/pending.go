@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/manager"
+	"github.com/mcpgate/mcpgate/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -150,10 +152,87 @@ func (s *Server) servePending(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	out := slices.Clone(s.pending)
 	s.mu.Unlock()
+	out = append(out, s.storedQuestions(r.Context())...)
 	if out == nil {
 		out = []*pending{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"pending": out})
+}
+
+// storedPrefix marks the IDs of questions other processes stored.
+const storedPrefix = "~"
+
+// storedQuestions lists the unanswered questions other processes left in
+// the store, as cards.
+func (s *Server) storedQuestions(ctx context.Context) []*pending {
+	if s.opts.Questions == nil {
+		return nil
+	}
+	list, err := s.opts.Questions.Interactions(ctx, s.opts.Tenant)
+	if err != nil {
+		return nil
+	}
+	var out []*pending
+	for _, in := range list {
+		q, fields, ok := question(in)
+		if !ok || q.Answer != nil {
+			continue
+		}
+		out = append(out, &pending{ID: storedPrefix + in.ID, Server: q.Server, Message: clean(q.Message, maxText),
+			Fields: fields, Created: in.CreatedAt.UTC().Format(time.RFC3339)})
+	}
+	return out
+}
+
+func question(in *store.Interaction) (*store.Question, []field, bool) {
+	if in.Kind != store.KindQuestion {
+		return nil, nil, false
+	}
+	var q store.Question
+	if json.Unmarshal(in.Payload, &q) != nil {
+		return nil, nil, false
+	}
+	fields, err := parseForm(q.Schema)
+	if err != nil {
+		return nil, nil, false
+	}
+	return &q, fields, true
+}
+
+// answerStored writes the person's answer into a stored question; the
+// process that asked picks it up.
+func (s *Server) answerStored(ctx context.Context, id, action string, content map[string]any) error {
+	if s.opts.Questions == nil {
+		return mcpgate.Errorf(mcpgate.CategoryNotFound, "this question is no longer waiting (the call ended)")
+	}
+	list, err := s.opts.Questions.Interactions(ctx, s.opts.Tenant)
+	if err != nil {
+		return err
+	}
+	for _, in := range list {
+		if in.ID != id {
+			continue
+		}
+		q, fields, ok := question(in)
+		if !ok {
+			break
+		}
+		if q.Answer != nil {
+			return mcpgate.Errorf(mcpgate.CategoryConflict, "this question was already answered")
+		}
+		ans := &store.Answer{Action: action}
+		if action == "accept" {
+			if ans.Content, err = checkAnswer(fields, content); err != nil {
+				return err
+			}
+		}
+		q.Answer = ans
+		if in.Payload, err = json.Marshal(q); err != nil {
+			return err
+		}
+		return s.opts.Questions.PutInteraction(ctx, in)
+	}
+	return mcpgate.Errorf(mcpgate.CategoryNotFound, "this question is no longer waiting (the call ended)")
 }
 
 // serveAnswer takes the person's answer to a card, checks it against the
@@ -167,6 +246,21 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
+	if stored, ok := strings.CutPrefix(id, storedPrefix); ok {
+		switch req.Action {
+		case "accept", "decline", "cancel":
+		default:
+			writeError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "action must be accept, decline or cancel"))
+			return
+		}
+		if err := s.answerStored(r.Context(), stored, req.Action, req.Content); err != nil {
+			writeError(w, err)
+			return
+		}
+		s.events.publish()
+		writeJSON(w, http.StatusOK, map[string]string{"id": id})
+		return
+	}
 	s.mu.Lock()
 	i := slices.IndexFunc(s.pending, func(p *pending) bool { return p.ID == id })
 	var p *pending

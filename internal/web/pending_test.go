@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -117,4 +118,38 @@ func TestElicitationCardExpiresWithTheCall(t *testing.T) {
 		t.Errorf("the call did not time out: %+v", r.res)
 	}
 	e.waitPending(0)
+}
+
+// TestStoredQuestionFromAnotherProcess: a question that mcpgate serve left
+// in the store (its host cannot show forms) is a card here, and the answer
+// goes back into the store for serve to pick up.
+func TestStoredQuestionFromAnotherProcess(t *testing.T) {
+	e := newEnv(t)
+	q := store.Question{Server: "demo", Message: "Pick a colour",
+		Schema: json.RawMessage(`{"type":"object","properties":{"colour":{"type":"string","default":"blue"}},"required":["colour"]}`)}
+	payload, _ := json.Marshal(&q)
+	in := &store.Interaction{ID: "q123", Server: "demo", Kind: store.KindQuestion, Message: "a question", Payload: payload,
+		CreatedAt: time.Now(), Expiry: time.Now().Add(time.Minute)}
+	if err := e.st.PutInteraction(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	_, body := e.do("GET", "/api/pending", nil)
+	if !strings.Contains(body, `"id":"~q123"`) || !strings.Contains(body, "Pick a colour") {
+		t.Fatalf("stored question not shown: %s", body)
+	}
+	if code, body := e.do("POST", "/api/pending/~q123", map[string]any{"action": "accept", "content": map[string]any{"colour": 7}}); code < 400 {
+		t.Fatalf("a wrongly typed answer was accepted: %d %s", code, body)
+	}
+	if code, body := e.do("POST", "/api/pending/~q123", map[string]any{"action": "accept", "content": map[string]any{"colour": "green"}}); code != 200 {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	list, _ := e.st.Interactions(context.Background(), "")
+	var got store.Question
+	json.Unmarshal(list[0].Payload, &got)
+	if got.Answer == nil || got.Answer.Action != "accept" || got.Answer.Content["colour"] != "green" {
+		t.Fatalf("answer in the store: %+v", got.Answer)
+	}
+	if _, body := e.do("GET", "/api/pending", nil); strings.Contains(body, "~q123") {
+		t.Error("an answered question is still a card")
+	}
 }

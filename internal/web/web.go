@@ -60,12 +60,14 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/oauth"
+	"github.com/mcpgate/mcpgate/store"
 )
 
 // cookieName holds the per-run token once the page has been opened.
@@ -95,6 +97,12 @@ type Options struct {
 	Log func(ctx context.Context, n int) ([]manager.RequestLogEntry, error)
 	// LoginTimeout bounds a sign-in; zero means 5 minutes.
 	LoginTimeout time.Duration
+	// Questions, when set, is the store where other processes (mcpgate
+	// serve) leave form elicitations their host could not show; the page
+	// shows them as cards too and writes the answers back.
+	Questions store.Store
+	// Tenant is the tenant of those questions; "" for a single user.
+	Tenant string
 }
 
 // Server is the settings page. Its methods are safe for concurrent use.
@@ -199,6 +207,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if s.opts.Questions != nil {
+		s.goBackground(s.watchStoredQuestions)
+	}
 	select {
 	case err := <-errc:
 		s.Close()
@@ -222,6 +233,29 @@ func (s *Server) Close() {
 	s.cancel()
 	s.events.close()
 	s.wg.Wait()
+}
+
+// watchStoredQuestions tells open pages when the questions other processes
+// stored change, since no event of this process announces them.
+func (s *Server) watchStoredQuestions(ctx context.Context) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var ids []string
+		for _, p := range s.storedQuestions(ctx) {
+			ids = append(ids, p.ID)
+		}
+		if now := strings.Join(ids, ","); now != last {
+			last = now
+			s.events.publish()
+		}
+	}
 }
 
 // goBackground runs f in the background, bounded by the server's life;
