@@ -46,7 +46,9 @@ func askThroughHostWithoutElicitation(t *testing.T, st store.Store) string {
 	q := &serve.StoredQuestions{Store: st, Poll: 20 * time.Millisecond, Timeout: 10 * time.Second}
 	var front *serve.Front
 	m, err := manager.New([]mcpgate.ServerConfig{{ID: "demo", URL: srv.URL, Auth: mcpgate.AuthNone, Enabled: true}},
-		&manager.Options{Elicit: func(ctx context.Context, r *manager.ElicitRequest) (*mcp.ElicitResult, error) { return front.Elicit(ctx, r) }})
+		&manager.Options{Elicit: func(ctx context.Context, r *manager.ElicitRequest) (*mcp.ElicitResult, error) {
+			return front.Elicit(ctx, r)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
