@@ -211,6 +211,12 @@ func neverExecuted(err error, obs *observation) bool {
 
 // Prompts returns the server's prompts.
 func (m *Manager) Prompts(ctx context.Context, id string) ([]*mcp.Prompt, error) {
+	return mirrored(ctx, m, id, func(c *catalogs) []*mcp.Prompt { return c.prompts })
+}
+
+// mirrored returns a copy of one of a server's catalogs, connecting it if
+// needed.
+func mirrored[T any](ctx context.Context, m *Manager, id string, pick func(*catalogs) []T) ([]T, error) {
 	s, err := m.server(id)
 	if err != nil {
 		return nil, err
@@ -220,7 +226,7 @@ func (m *Manager) Prompts(ctx context.Context, id string) ([]*mcp.Prompt, error)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.catalog.prompts), nil
+	return slices.Clone(pick(&s.catalog)), nil
 }
 
 // GetPrompt renders a prompt with its arguments.
@@ -261,16 +267,7 @@ func request[R any](ctx context.Context, m *Manager, id, what string, do func(co
 
 // Resources returns the server's resources.
 func (m *Manager) Resources(ctx context.Context, id string) ([]*mcp.Resource, error) {
-	s, err := m.server(id)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.ensure(ctx); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.catalog.resources), nil
+	return mirrored(ctx, m, id, func(c *catalogs) []*mcp.Resource { return c.resources })
 }
 
 // ReadResource reads one resource by URI.
