@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -12,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/store"
+	"github.com/mcpgate/mcpgate/store/seal"
+	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
 // storeFiles returns the credential store's files as they are on disk.
@@ -332,5 +336,32 @@ func TestSignInErrorNamesTheServerOnce(t *testing.T) {
 		if got := signInError(tt.id, errors.New(tt.msg)).Error(); got != tt.want {
 			t.Errorf("signInError(%q, %q) = %q, want %q", tt.id, tt.msg, got, tt.want)
 		}
+	}
+}
+
+// Removing a server deletes its stored sign-in, so adding the name again
+// later does not quietly reuse it.
+func TestRemoveForgetsTheSignIn(t *testing.T) {
+	tok := "tok-" + rand.Text()
+	srv := fake.Start(t, &fake.Options{BearerToken: tok})
+	h := newHarness(t)
+	if r := h.runIn(tok+"\n", "add", "api", srv.URL, "--auth", "bearer"); r.code != 0 {
+		t.Fatalf("add:\n%s", r)
+	}
+	r := h.mustRun(0, "remove", "api")
+	if !strings.Contains(r.stdout, "sign-in was deleted") {
+		t.Errorf("remove:\n%s", r)
+	}
+	sealer, _, err := seal.Load(seal.LoadOptions{DataDir: h.dataDir, Getenv: func(k string) string { return h.env[k] }, NoKeyring: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(filepath.Join(h.dataDir, "mcpgate.db"), sealer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.GetCredential(context.Background(), "", "api"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the credential outlived its server: %v", err)
 	}
 }

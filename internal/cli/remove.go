@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"os"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/spf13/cobra"
@@ -19,12 +21,12 @@ func newRemoveCmd(app *App) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
-			return runRemove(app, opts)
+			return runRemove(cmd.Context(), app, opts)
 		},
 	}
 }
 
-func runRemove(app *App, opts *removeOptions) error {
+func runRemove(ctx context.Context, app *App, opts *removeOptions) error {
 	if err := mcpgate.ValidateID(opts.ID); err != nil {
 		return err
 	}
@@ -32,6 +34,7 @@ func runRemove(app *App, opts *removeOptions) error {
 	if err != nil {
 		return err
 	}
+	server, _ := cfg.Server(opts.ID)
 	if err := cfg.Remove(opts.ID); err != nil {
 		return err
 	}
@@ -39,5 +42,23 @@ func runRemove(app *App, opts *removeOptions) error {
 		return err
 	}
 	fmt.Fprintf(app.IO.Out, "Removed server %q from %s\n", opts.ID, cfg.Path)
+	forgetCredential(ctx, app, server)
 	return nil
+}
+
+// forgetCredential signs out of a removed server, so re-adding the name
+// later starts without the old sign-in. Only an existing store is opened:
+// removing a server never creates a data directory or key.
+func forgetCredential(ctx context.Context, app *App, server mcpgate.ServerConfig) {
+	if _, err := os.Stat(app.storePath()); err != nil {
+		return
+	}
+	oc, err := app.OAuth()
+	if err != nil {
+		fmt.Fprintf(app.IO.ErrOut, "mcpgate: could not open the credential store to forget %s's sign-in: %s\n", server.ID, sanitize(err.Error()))
+		return
+	}
+	if res, err := oc.Logout(ctx, server); err == nil && res.Removed {
+		fmt.Fprintf(app.IO.Out, "Its stored sign-in was deleted too.\n")
+	}
 }
