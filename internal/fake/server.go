@@ -353,14 +353,19 @@ func (s *Server) Stop() {
 	s.mu.Lock()
 	hs := s.http
 	s.http = nil
-	s.stop()
-	s.forgetSessionsLocked()
 	s.mu.Unlock()
 	if hs == nil {
 		return
 	}
-	hs.Listener.Close() // refuse new connections before cutting the old ones
+	// Go away first: refuse new connections and cut the old ones, so no
+	// client can meet a server that has forgotten its sessions and be told
+	// 404 instead of finding it gone.
+	hs.Listener.Close()
 	hs.CloseClientConnections()
+	s.mu.Lock()
+	s.stop()
+	s.forgetSessionsLocked()
+	s.mu.Unlock()
 	// Close every go-sdk session, including stateless ones without an ID, so
 	// none of their goroutines outlive the server. Their handlers have been
 	// cancelled above, so Close does not wait on them.
