@@ -49,6 +49,10 @@ type Options struct {
 	// RequestLogSize bounds the entries [Manager.RecentRequests] keeps;
 	// zero means [DefaultRequestLogSize].
 	RequestLogSize int
+	// OnLog receives the log messages (notifications/message) servers send,
+	// with the ID of the server that sent them; nil drops them. The data is
+	// remote content: bound and sanitize it before showing it.
+	OnLog func(server string, msg *mcp.LoggingMessageParams)
 	// Authorizer supplies the authorization of servers with auth oauth, and
 	// of bearer servers whose token is stored rather than read from the
 	// environment (see oauth.Client). Nil leaves such servers needs-auth.
@@ -60,6 +64,16 @@ type Options struct {
 // they return an error of category auth, and the server becomes needs-auth.
 type Authorizer interface {
 	Handler(cfg mcpgate.ServerConfig) auth.OAuthHandler
+}
+
+// A RequestPreparer is an [auth.OAuthHandler] that must see each HTTP
+// request of a session just before it leaves, after the go-sdk has set its
+// Authorization header: a sender-constrained token (DPoP, RFC 9449) swaps
+// the Bearer scheme for its own and adds a proof bound to the request. The
+// manager calls it when the handler from [Authorizer.Handler] implements
+// it. PrepareRequest must be safe for concurrent use.
+type RequestPreparer interface {
+	PrepareRequest(req *http.Request) error
 }
 
 // Limits bound catalogs and results.
@@ -102,6 +116,7 @@ type Status struct {
 	Tools      int    `json:"tools"`
 	Prompts    int    `json:"prompts"`
 	Resources  int    `json:"resources"`
+	Templates  int    `json:"resourceTemplates"`
 	// Stale is set when the last catalog refresh failed and the counts
 	// describe the last valid catalog.
 	Stale bool `json:"stale,omitempty"`
@@ -139,4 +154,8 @@ type CallOptions struct {
 	OperationID string
 	// Timeout overrides the server's call timeout when positive.
 	Timeout time.Duration
+	// Progress, when set, receives the progress notifications the server
+	// sends about this call, in order. It runs on the goroutine reading the
+	// server's stream and must not block.
+	Progress func(*mcp.ProgressNotificationParams)
 }
