@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"strings"
 
@@ -79,11 +78,5 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 		Questions: questions.Ask,
 	})
 	m.Start(ctx)
-	return front.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(app.IO.In), Writer: nopWriteCloser{app.IO.Out}})
+	return front.Run(ctx, serve.StdioTransport(app.IO.In, app.IO.Out))
 }
-
-// nopWriteCloser keeps the transport from closing stdout, which belongs to
-// the process.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
