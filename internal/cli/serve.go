@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/serve"
@@ -52,6 +53,11 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 			front.StateChanged(st)
 		}
 	}
+	app.onLog = func(server string, msg *mcp.LoggingMessageParams) {
+		if front != nil {
+			front.Log(server, msg)
+		}
+	}
 	app.logger = slog.New(slog.NewTextHandler(app.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	m, err := app.Manager()
 	if err != nil {
@@ -77,6 +83,30 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 		Logger:    app.logger,
 		Questions: questions.Ask,
 	})
+	path, err := app.ConfigPath()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Another process may change the config while this one serves (mcpgate
+	// tools disable, the settings page): follow it, so a tool switched off
+	// there is refused here and leaves the host's list.
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		err := serve.WatchConfig(ctx, path, app.logger, func(servers []mcpgate.ServerConfig) {
+			if err := m.Update(ctx, servers); err != nil {
+				app.logger.Warn("the changed config was not applied", "error", mcpgate.Sanitize(err.Error(), 300))
+				return
+			}
+			front.ConfigChanged()
+		})
+		if err != nil {
+			app.logger.Warn("config changes made by other processes will not be seen until restart", "error", mcpgate.Sanitize(err.Error(), 300))
+		}
+	}()
+	defer func() { cancel(); <-watched }()
 	m.Start(ctx)
 	return front.Run(ctx, serve.StdioTransport(app.IO.In, app.IO.Out))
 }
