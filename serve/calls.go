@@ -142,6 +142,7 @@ type call struct {
 	mu       sync.Mutex
 	attached context.Context // the host request being served; nil between rounds
 	token    any             // the attached request's progress token
+	queued   bool            // a notification for the attached request was queued
 	step     int             // rounds sent back to the host
 	asked    *question       // the question sent back, awaiting the retry
 	key      string          // its key in inputRequests
@@ -174,7 +175,16 @@ func (c *call) progress(p *mcp.ProgressNotificationParams) {
 	}
 	out := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Progress, Total: p.Total,
 		Message: mcpgate.Sanitize(p.Message, 200)}
-	c.notes.send(func() { c.ss.NotifyProgress(ctx, out) })
+	c.queue(func() { c.ss.NotifyProgress(ctx, out) })
+}
+
+// queue sends a notification for the attached request.
+func (c *call) queue(fn func()) {
+	if c.notes.send(fn) {
+		c.mu.Lock()
+		c.queued = true
+		c.mu.Unlock()
+	}
 }
 
 // attach makes hr's request the one this call serves.
@@ -188,23 +198,30 @@ func (c *call) attach(ctx context.Context, hr hostRequest) {
 // for it are written, so none follows its result.
 func (c *call) detach() {
 	c.mu.Lock()
-	c.attached, c.token = nil, nil
+	queued := c.queued
+	c.attached, c.token, c.queued = nil, nil, false
 	c.mu.Unlock()
-	c.notes.flush(flushWait)
+	if queued {
+		c.notes.flush(flushWait)
+	}
 }
 
 // ask hands a question to the waiting host request (MRTR) and waits for
-// the host's answer.
+// the host's answer. A call that has ended gets no more answers.
 func (c *call) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	q := &question{params: params, answer: make(chan *mcp.ElicitResult, 1)}
 	select {
 	case c.questions <- q:
+	case <-c.done:
+		return &mcp.ElicitResult{Action: "cancel"}, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	select {
 	case r := <-q.answer:
 		return r, nil
+	case <-c.done:
+		return &mcp.ElicitResult{Action: "cancel"}, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -236,10 +253,10 @@ func (f *Front) serveCall(ctx context.Context, hr hostRequest, server string, op
 		if c == nil {
 			return nil, ask, err
 		}
+		c.attach(ctx, hr)
 	} else {
-		c = f.start(hr, server, op)
+		c = f.start(ctx, hr, server, op)
 	}
-	c.attach(ctx, hr)
 	defer c.detach()
 	for {
 		select {
@@ -271,11 +288,13 @@ func (f *Front) recovered(op func() (any, error)) (res any, ask *inputRequired, 
 }
 
 // start runs op for an MRTR host in the background, so it can outlive the
-// request that started it while the host answers a question.
-func (f *Front) start(hr hostRequest, server string, op func(context.Context, *manager.CallOptions) (any, error)) *call {
+// request that started it (attached to reqCtx's request) while the host
+// answers a question.
+func (f *Front) start(reqCtx context.Context, hr hostRequest, server string, op func(context.Context, *manager.CallOptions) (any, error)) *call {
 	ctx, cancel := context.WithCancel(f.base)
 	c := &call{id: newID(), server: server, ss: hr.ss, mrtr: true, elicit: true, bound: hr.binding(),
 		questions: make(chan *question), done: make(chan struct{}), cancel: cancel, notes: f.notes}
+	c.attach(reqCtx, hr)
 	unregister := f.register(c)
 	f.wg.Add(1)
 	go func() {
@@ -316,6 +335,7 @@ func (f *Front) abandon(c *call, step int) {
 		return
 	}
 	delete(f.parked, c.id)
+	c.timer.Stop()
 	q := c.asked
 	c.asked = nil
 	c.mu.Unlock()

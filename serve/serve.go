@@ -232,7 +232,7 @@ func (f *Front) Log(server string, msg *mcp.LoggingMessageParams) {
 		ctx := c.attached
 		c.mu.Unlock()
 		if ctx != nil {
-			f.notes.send(func() { ss.Log(ctx, out) })
+			c.queue(func() { ss.Log(ctx, out) })
 		}
 	}
 }

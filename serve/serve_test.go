@@ -85,11 +85,13 @@ func TestElicitationForwarded(t *testing.T) {
 
 func TestElicitationDeclinedWithoutCapability(t *testing.T) {
 	srv := fake.Start(t, nil)
-	cs := start(t, false, nil, cfg("demo", srv.URL))
-	out, _ := callMCP(t, cs, `{"action":"call","server":"demo","tool":"ask"}`)
-	if !strings.Contains(out, "declined") {
-		t.Fatalf("elicitation without the capability: %s", out)
-	}
+	each(t, func(t *testing.T, version string) {
+		r := startHost(t, host{version: version}, cfg("demo", srv.URL))
+		out, _ := callMCP(t, r.cs, `{"action":"call","server":"demo","tool":"ask"}`)
+		if !strings.Contains(out, "declined") {
+			t.Fatalf("elicitation without the capability: %s", out)
+		}
+	})
 }
 
 func TestCancellationReachesRemote(t *testing.T) {
