@@ -95,6 +95,13 @@ func httpErrorStatus(status int) int {
 	return 0
 }
 
+// methodNotFound reports whether the server answered that it does not
+// implement the method.
+func methodNotFound(err error) bool {
+	we := wireError(err)
+	return we != nil && we.Code == jsonrpc.CodeMethodNotFound
+}
+
 // wireError finds a JSON-RPC error from the remote side in err's tree,
 // skipping the SDK's own transport marker.
 func wireError(err error) *jsonrpc.Error {

@@ -112,7 +112,7 @@ func runCall(ctx context.Context, app *App, opts *callOptions) error {
 	}
 
 	if opts.JSON {
-		if err := writeJSON(app.IO.Out, res); err != nil {
+		if err := writeResultJSON(app.IO.Out, res); err != nil {
 			return err
 		}
 	} else {

@@ -99,7 +99,7 @@ func runRead(ctx context.Context, app *App, opts *readOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(app.IO.Out, res)
+		return writeResultJSON(app.IO.Out, res)
 	}
 	for _, rc := range res.Contents {
 		if rc != nil {

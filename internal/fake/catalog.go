@@ -157,24 +157,35 @@ func echo(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolRe
 	return textResult(in.Text), nil, nil
 }
 
-// ask elicits a name from the user. The request travels on the tool call's
-// own SSE response stream, or on the standalone GET stream in JSONResponse
-// mode; stateless servers cannot send it at all.
+// ask elicits a name from the user, the 2026-07-28 way: the first call
+// answers with an InputRequiredResult asking for the name, the retry
+// carries the answer. For a session-era client the go-sdk's server turns
+// the question into a server-initiated elicitation request on the call's
+// stream (or the standalone GET stream in JSONResponse mode) and calls the
+// tool again with the answer; a stateless session-era server cannot ask.
 func ask(ctx context.Context, req *mcp.CallToolRequest, _ noIn) (*mcp.CallToolResult, any, error) {
-	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
-		Mode:            "form",
-		Message:         AskMessage,
-		RequestedSchema: askSchema,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		return nil, nil, fmt.Errorf("elicitation failed: %w", err)
+	if caps := req.Session.InitializeParams().Capabilities; caps == nil || caps.Elicitation == nil {
+		res := textResult("this tool asks a question, and the client cannot show one (no elicitation capability)")
+		res.IsError = true
+		return res, nil, nil
+	}
+	answer, ok := req.Params.InputResponses["name"]
+	if !ok {
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{
+			Mode:            "form",
+			Message:         AskMessage,
+			RequestedSchema: askSchema,
+		}}, RequestState: AskState}, nil, nil
+	}
+	if state := req.Params.RequestState; state != AskState && req.Session.InitializeParams().ProtocolVersion >= "2026-07-28" {
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState was not echoed unchanged"}
+	}
+	res, ok := answer.(*mcp.ElicitResult)
+	if !ok {
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the answer to name is not an elicitation result"}
 	}
 	switch res.Action {
 	case "accept":
-		// The go-sdk has applied the schema's defaults, so lucky is always set.
 		return textResult(fmt.Sprintf("accepted: name=%v lucky=%v", res.Content["name"], res.Content["lucky"])), nil, nil
 	case "decline":
 		return textResult("declined"), nil, nil
@@ -183,6 +194,11 @@ func ask(ctx context.Context, req *mcp.CallToolRequest, _ noIn) (*mcp.CallToolRe
 	}
 	return nil, nil, errors.New("elicitation answered with unknown action " + strconv.Quote(res.Action))
 }
+
+// AskState is the requestState of the ask tool's question: it must come
+// back byte for byte. It holds characters a careless client would change
+// when re-encoding (escapes, non-ASCII, HTML).
+const AskState = `opaque:"é"\u00e9<&>\n`
 
 func addResource(s *Server, r *mcp.Resource, text string) {
 	s.mcp.AddResource(r, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
