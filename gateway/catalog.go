@@ -161,16 +161,9 @@ func (g *Gateway) catalogOf(ctx context.Context, server string) (map[string][]en
 	return out, failed, nil
 }
 
-// templates returns a server's resource templates, once the manager
-// mirrors them.
+// templates returns a server's resource templates.
 func (g *Gateway) templates(ctx context.Context, id string) ([]*mcp.ResourceTemplate, error) {
-	tm, ok := any(g.m).(interface {
-		ResourceTemplates(context.Context, string) ([]*mcp.ResourceTemplate, error)
-	})
-	if !ok {
-		return nil, nil
-	}
-	return tm.ResourceTemplates(ctx, id)
+	return g.m.ResourceTemplates(ctx, id)
 }
 
 // counts says how many entries of each kind there are, e.g. "3 tools, 1

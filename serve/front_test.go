@@ -45,6 +45,7 @@ func catalog(s *mcp.Server) {
 			if tok := req.Params.GetProgressToken(); tok != nil {
 				for i := 1; i <= 3; i++ {
 					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d\x1b[31m", i)})
+					time.Sleep(20 * time.Millisecond) // as work between steps would (see chatty)
 				}
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "counted"}}}, nil
@@ -52,6 +53,9 @@ func catalog(s *mcp.Server) {
 	s.AddTool(&mcp.Tool{Name: "chatty", Description: "Logs a line, then answers.", InputSchema: obj(`{}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "engine", Data: "hello from chatty"})
+			// The go-sdk client may handle a notification after a response
+			// that follows it at once; work after logging is the usual case.
+			time.Sleep(20 * time.Millisecond)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "chatted"}}}, nil
 		})
 	s.AddTool(&mcp.Tool{Name: "asktwice", Description: "Asks two questions.", InputSchema: obj(`{}`)},

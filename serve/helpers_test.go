@@ -77,12 +77,20 @@ func start(t *testing.T, direct bool, clientOpts *mcp.ClientOptions, servers ...
 }
 
 // upstream runs a remote MCP server of the test's own making over
-// Streamable HTTP on loopback and returns its URL.
+// Streamable HTTP on loopback and returns its URL. It keeps sessions, so
+// the manager speaks 2025-11-25 to it.
 func upstream(t *testing.T, build func(*mcp.Server)) string {
+	t.Helper()
+	return upstreamWith(t, nil, build)
+}
+
+// upstreamWith is upstream with handler options: Stateless makes it a
+// 2026-07-28 server.
+func upstreamWith(t *testing.T, opts *mcp.StreamableHTTPOptions, build func(*mcp.Server)) string {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
 	build(s)
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts))
 	t.Cleanup(hs.Close)
 	return hs.URL
 }
