@@ -213,8 +213,14 @@ func TestDirectResourcesKeepTheirMIMETypes(t *testing.T) {
 
 func TestDisabledToolLeavesTheListAndIsRefused(t *testing.T) {
 	srv := fake.Start(t, nil)
+	each(t, func(t *testing.T, version string) { disabledToolLeaves(t, srv, version) })
+}
+
+// disabledToolLeaves: a 2026-07-28 host hears of the change on its
+// subscriptions/listen stream, the others on the session.
+func disabledToolLeaves(t *testing.T, srv *fake.Server, version string) {
 	changed := make(chan struct{}, 16)
-	r := startHost(t, host{direct: true, client: &mcp.ClientOptions{
+	r := startHost(t, host{direct: true, version: version, client: &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	}}, cfg("demo", srv.URL))
 	ctx := ctx10(t)

@@ -25,9 +25,16 @@ func newServeCmd(app *App) *cobra.Command {
 		Long: strings.TrimSpace(`
 Run an MCP server on stdin and stdout for an agent host (Claude Code,
 Claude Desktop, Cursor, VS Code). It exposes one tool, mcp, that finds,
-describes and calls the tools of every enabled server on demand; with
---direct it exposes every enabled tool as mcp__SERVER__TOOL instead, with
-prompts and resources, and tells the host when a catalog changes.
+describes and calls the tools of every enabled server on demand, and finds
+and uses their prompts and resources; with --direct it exposes every
+enabled tool as mcp__SERVER__TOOL instead, with prompts, resources and
+resource templates, and tells the host when a catalog changes.
+
+Hosts speaking MCP 2025-06-18, 2025-11-25 and 2026-07-28 are served. A
+call's progress and the servers' log messages reach the host; a question a
+server asks is shown by a host that can, else on an open mcpgate ui page,
+else declined. Changes other processes make to the config (mcpgate tools
+disable, the settings page) apply at once.
 
 Nothing but protocol messages is written to stdout; diagnostics go to
 stderr. Servers connect when first used (or at start with
