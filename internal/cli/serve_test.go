@@ -170,23 +170,28 @@ func TestServeDirect(t *testing.T) {
 	}
 }
 
+// A question from a server reaches the person through a host of each
+// generation: elicitation/create for 2025-11-25, an InputRequiredResult the
+// host answers by retrying for 2026-07-28.
 func TestServeElicitation(t *testing.T) {
 	srv := fake.Start(t, nil)
 	p := newProcs(t)
 	p.mustRun(0, "add", "demo", srv.URL, "--auth", "none")
-	capable := serveSession(t, p, &mcp.ClientOptions{
-		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Lin", "lucky": 9}}, nil
-		},
-	})
-	out, _ := gatewayCall(t, capable, `{"action":"call","server":"demo","tool":"ask"}`)
-	if !strings.Contains(out, "accepted: name=Lin lucky=9") {
-		t.Fatalf("elicitation through a capable host: %s", out)
-	}
-	plain := serveSession(t, p, nil)
-	out, _ = gatewayCall(t, plain, `{"action":"call","server":"demo","tool":"ask"}`)
-	if !strings.Contains(out, "declined") {
-		t.Fatalf("elicitation through a host without the capability: %s", out)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		capable := serveSessionAt(t, p, version, &mcp.ClientOptions{
+			ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Lin", "lucky": 9}}, nil
+			},
+		})
+		out, _ := gatewayCall(t, capable, `{"action":"call","server":"demo","tool":"ask"}`)
+		if !strings.Contains(out, "accepted: name=Lin lucky=9") {
+			t.Fatalf("%s: elicitation through a capable host: %s", version, out)
+		}
+		plain := serveSessionAt(t, p, version, nil)
+		out, _ = gatewayCall(t, plain, `{"action":"call","server":"demo","tool":"ask"}`)
+		if !strings.Contains(out, "declined") {
+			t.Fatalf("%s: elicitation through a host without the capability: %s", version, out)
+		}
 	}
 }
 
