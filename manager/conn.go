@@ -48,6 +48,8 @@ type generation interface {
 	forgotten(err error) bool
 	// meta adds what this generation carries in a request's _meta.
 	meta(m mcp.Meta, wantLogs bool)
+	// started runs once a connection is made.
+	started(ctx context.Context, sess *session, wantLogs bool)
 }
 
 // sessionEra is 2025-03-26, 2025-06-18 and 2025-11-25: initialize makes a
@@ -57,6 +59,14 @@ type sessionEra struct{}
 func (sessionEra) check(ctx context.Context, sess *session) error { return sess.cs.Ping(ctx, nil) }
 func (sessionEra) forgotten(err error) bool                       { return errors.Is(err, mcp.ErrSessionMissing) }
 func (sessionEra) meta(mcp.Meta, bool)                            {}
+
+// started asks for log messages, which a session-era server sends only
+// once the client set a level.
+func (sessionEra) started(ctx context.Context, sess *session, wantLogs bool) {
+	if wantLogs && sess.caps.Logging != nil {
+		sess.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
+	}
+}
 
 // statelessEra is 2026-07-28: nothing to forget; server/discover checks the
 // server answers; log messages are asked for per request.
@@ -69,6 +79,8 @@ func (statelessEra) meta(m mcp.Meta, wantLogs bool) {
 		m[mcp.MetaKeyLogLevel] = "info"
 	}
 }
+
+func (statelessEra) started(context.Context, *session, bool) {}
 
 func generationOf(version string) generation {
 	if version >= version20260728 {
@@ -356,6 +368,7 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	if sess.caps == nil {
 		sess.caps = &mcp.ServerCapabilities{}
 	}
+	sess.gen.started(ctx, sess, m.opts.OnLog != nil)
 	// Notice a session the SDK itself gave up on (a 404 on any request, a
 	// malformed message) as soon as it happens, not at the next call.
 	sess.wg.Add(1)

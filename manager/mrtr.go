@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -91,6 +92,9 @@ func (s *server) answer(ctx context.Context, what string, reqs mcp.InputRequestM
 			if err != nil {
 				return nil, classify(ctx, what, err, nil)
 			}
+			if res.Action == "accept" {
+				res.Content = withDefaults(p.RequestedSchema, res.Content)
+			}
 			out[k] = res
 		case *mcp.ListRootsParams:
 			out[k] = &mcp.ListRootsResult{Roots: []*mcp.Root{}}
@@ -103,6 +107,37 @@ func (s *server) answer(ctx context.Context, what string, reqs mcp.InputRequestM
 		}
 	}
 	return out, nil
+}
+
+// withDefaults fills the properties a person left out with the defaults
+// the form's schema names, as the go-sdk does for a session-era
+// elicitation, so a server gets the same answer in both generations.
+func withDefaults(schema any, content map[string]any) map[string]any {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return content
+	}
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(b, &s) != nil {
+		return content
+	}
+	for name, p := range s.Properties {
+		if _, set := content[name]; set || len(p.Default) == 0 {
+			continue
+		}
+		var v any
+		if json.Unmarshal(p.Default, &v) == nil {
+			if content == nil {
+				content = map[string]any{}
+			}
+			content[name] = v
+		}
+	}
+	return content
 }
 
 // progressRouter sends the progress notifications of calls to whoever

@@ -34,7 +34,7 @@ func TestFlow(t *testing.T) {
 		s := got.Servers[0]
 		want := map[string]any{
 			"id": "demo", "name": "demo", "url": srv.URL, "auth": "none", "enabled": true, "state": "ready",
-			"tools": 6.0, "prompts": 2.0, "resources": 2.0,
+			"tools": 8.0, "prompts": 2.0, "resources": 2.0,
 		}
 		for k, v := range want {
 			if !cmp.Equal(s[k], v) {
@@ -56,8 +56,8 @@ func TestFlow(t *testing.T) {
 	t.Run("list", func(t *testing.T) {
 		r := h.mustRun(0, "list")
 		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-		if len(lines) != 6 {
-			t.Fatalf("want 6 tool lines, got:\n%s", r.stdout)
+		if len(lines) != 8 {
+			t.Fatalf("want 8 tool lines, got:\n%s", r.stdout)
 		}
 		found := false
 		for _, l := range lines {
@@ -84,7 +84,7 @@ func TestFlow(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Servers) != 1 || got.Servers[0].ID != "demo" || len(got.Servers[0].Tools) != 6 {
+		if len(got.Servers) != 1 || got.Servers[0].ID != "demo" || len(got.Servers[0].Tools) != 8 {
 			t.Errorf("list --json: %s", r.stdout)
 		}
 	})

@@ -135,7 +135,7 @@ func TestListAllWithAFailingServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got.Servers) != 2 || got.Servers[0].ID != "bad" || got.Servers[0].Error == nil ||
-		got.Servers[0].Error.Category != "network" || got.Servers[1].ID != "good" || len(got.Servers[1].Tools) != 6 {
+		got.Servers[0].Error.Category != "network" || got.Servers[1].ID != "good" || len(got.Servers[1].Tools) != 8 {
 		t.Errorf("list --json:\n%s", r.stdout)
 	}
 }
@@ -145,7 +145,7 @@ func TestConnectDisconnectReconnect(t *testing.T) {
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
 	r := h.mustRun(0, "connect", "demo")
-	if !strings.HasPrefix(r.stdout, "demo: ready (6 tools, 2 prompts, 2 resources)") {
+	if !strings.HasPrefix(r.stdout, "demo: ready (8 tools, 2 prompts, 2 resources)") {
 		t.Errorf("connect: %q", r.stdout)
 	}
 	r = h.mustRun(0, "reconnect", "demo")

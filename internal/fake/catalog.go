@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -41,6 +42,12 @@ type (
 	}
 	slowIn struct {
 		Seconds float64 `json:"seconds" jsonschema:"how long to work, in seconds"`
+	}
+	progressIn struct {
+		Steps float64 `json:"steps" jsonschema:"how many progress notifications to send"`
+	}
+	logIn struct {
+		Text string `json:"text" jsonschema:"the message to log"`
 	}
 	bigIn struct {
 		Bytes float64 `json:"bytes" jsonschema:"how many bytes of text to return"`
@@ -104,6 +111,40 @@ func addCatalog(s *Server) {
 		return textResult(pattern(n)), nil, nil
 	})
 
+	addTool(s, &mcp.Tool{
+		Name:        "progress",
+		Description: "Works in steps of 20 ms, reporting progress after each (when the caller asked for progress), then answers done.",
+		Annotations: readOnly(),
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
+		n := min(max(int(in.Steps), 0), 100)
+		if token := req.Params.GetProgressToken(); token != nil {
+			for i := 1; i <= n; i++ {
+				select {
+				case <-time.After(20 * time.Millisecond):
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				}
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token, Progress: float64(i), Total: float64(n), Message: fmt.Sprintf("step %d of %d", i, n)})
+				if err != nil {
+					return nil, nil, err
+				}
+			}
+			time.Sleep(20 * time.Millisecond) // finishing the work
+		}
+		return textResult("done"), nil, nil
+	})
+	addTool(s, &mcp.Tool{
+		Name:        "log",
+		Description: "Logs the given text at level info (to a client that asked for logs), then answers logged.",
+		Annotations: readOnly(),
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in logIn) (*mcp.CallToolResult, any, error) {
+		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "fake", Data: in.Text}); err != nil {
+			return nil, nil, err
+		}
+		return textResult("logged"), nil, nil
+	})
+
 	s.mcp.AddPrompt(&mcp.Prompt{
 		Name:        "greet",
 		Description: "Greets someone by name.",
@@ -134,6 +175,15 @@ func addCatalog(s *Server) {
 		Description: "What this server is.",
 		MIMEType:    "text/plain",
 	}, ReadmeText)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: "fake://items/{id}",
+		Name:        "item",
+		Description: "One item by its ID.",
+		MIMEType:    "text/plain",
+	}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		id := strings.TrimPrefix(req.Params.URI, "fake://items/")
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "item " + id}}}, nil
+	})
 	addResource(s, &mcp.Resource{
 		URI:         "fake://data.json",
 		Name:        "data.json",

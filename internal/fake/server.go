@@ -90,7 +90,7 @@ type Server struct {
 	// generation only statelessly, so the fake answers each generation the
 	// way a server that speaks both does.
 	sdk26 http.Handler
-	addr string       // host:port, kept for Restart
+	addr  string // host:port, kept for Restart
 
 	mu      sync.Mutex
 	http    *httptest.Server // nil while stopped
