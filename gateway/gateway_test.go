@@ -241,7 +241,7 @@ func TestListSearchDescribeCoverPromptsAndResources(t *testing.T) {
 			t.Errorf("list lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.HasPrefix(out, "6 tools, 2 prompts, 2 resources:") {
+	if !regexp.MustCompile(`^\d+ tools, 2 prompts, 2 resources(, \d+ resource templates?)?:\n`).MatchString(out) {
 		t.Errorf("list header: %.80s", out)
 	}
 	out, isErr = run(t, g, `{"action":"search","query":"greet someone by name"}`)

@@ -73,15 +73,24 @@ func (c *catalogIndex) build(byServer map[string][]entry, titles map[string]stri
 			}
 		case kindResource:
 			d.Tool = cmpOr(e.resource.Name, e.resource.URI)
-			d.Description += " " + e.resource.URI
+			d.Description += " " + uriWords(e.resource.URI)
 		case kindTemplate:
 			d.Tool = cmpOr(e.template.Name, e.template.URITemplate)
-			d.Description += " " + e.template.URITemplate
+			d.Description += " " + uriWords(e.template.URITemplate)
 		}
 		docs = append(docs, d)
 		c.refs = append(c.refs, e)
 	}
 	c.ix = search.New(docs)
+}
+
+// uriWords is what of a URI describes the resource: not its scheme, which
+// a server's resources share (and which often is the server's own name).
+func uriWords(uri string) string {
+	if _, rest, ok := strings.Cut(uri, "://"); ok {
+		return rest
+	}
+	return uri
 }
 
 // fingerprint identifies the catalogs an index was built from.

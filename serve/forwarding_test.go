@@ -68,9 +68,14 @@ func TestProgressReachesTheHost(t *testing.T) {
 }
 
 func TestLogsReachTheHostWithACallInFlight(t *testing.T) {
-	// A 2026-07-28 server: the manager asks for its log messages per
-	// request.
-	url := upstreamWith(t, &mcp.StreamableHTTPOptions{Stateless: true}, catalog)
+	// The manager asks a session-era server for log messages once, a
+	// 2026-07-28 (stateless) one per request.
+	for era, opts := range map[string]*mcp.StreamableHTTPOptions{"session-era server": nil, "2026-07-28 server": {Stateless: true}} {
+		t.Run(era, func(t *testing.T) { logsReachTheHost(t, upstreamWith(t, opts, catalog)) })
+	}
+}
+
+func logsReachTheHost(t *testing.T, url string) {
 	each(t, func(t *testing.T, version string) {
 		logs := make(chan *mcp.LoggingMessageParams, 10)
 		r := startHost(t, host{direct: true, version: version, client: &mcp.ClientOptions{
