@@ -157,3 +157,38 @@ func TestAbandonedAndExcessRoundsAreBounded(t *testing.T) {
 		t.Errorf("a retry after the call was abandoned: %v", err)
 	}
 }
+
+// A call waiting for a 2026-07-28 host's answer ends, and the remote
+// server hears of it, when the host goes away.
+func TestHostLeavingCancelsWaitingCalls(t *testing.T) {
+	ended := make(chan string, 1)
+	url := upstream(t, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "wait", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: "still there?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}}}`)})
+			if err != nil {
+				ended <- "error"
+				return nil, err
+			}
+			ended <- res.Action
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil
+		})
+	})
+	r := startHost(t, host{direct: true, version: "2026-07-28", client: &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { panic("not called") },
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+	}}, cfg("up", url))
+	res, err := r.cs.CallTool(ctx10(t), &mcp.CallToolParams{Name: "mcp__up__wait"})
+	if err != nil || !res.NeedsInput() {
+		t.Fatalf("first round: %v %+v", err, res)
+	}
+	r.cs.Close()
+	select {
+	case got := <-ended:
+		if got != "cancel" && got != "error" {
+			t.Errorf("the remote server's question was answered %q after the host left", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the remote call still waits after the host left")
+	}
+}
