@@ -237,8 +237,10 @@ func (f *Front) Log(server string, msg *mcp.LoggingMessageParams) {
 	}
 }
 
-// logData bounds remote log data: a string is sanitized, anything else is
-// kept as JSON if small enough, else cut into a sanitized string.
+// logData bounds remote log data: a string is sanitized (control
+// characters removed, what looks like a credential redacted), anything
+// else likewise as JSON, kept as JSON if it still is and small enough, else
+// as a cut string.
 func logData(data any) any {
 	if s, ok := data.(string); ok {
 		return mcpgate.Sanitize(s, maxLogData)
@@ -247,8 +249,9 @@ func logData(data any) any {
 	if err != nil {
 		return "(log data that could not be encoded)"
 	}
-	if len(b) <= maxLogData {
-		return json.RawMessage(b)
+	clean := mcpgate.Sanitize(string(b), maxLogData)
+	if json.Valid([]byte(clean)) {
+		return json.RawMessage(clean)
 	}
-	return mcpgate.Sanitize(string(b), maxLogData)
+	return clean
 }
