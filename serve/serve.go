@@ -1,12 +1,18 @@
 // Package serve holds the fronts agents connect to: an MCP server over
 // stdio (and later Streamable HTTP) that exposes the `mcp` gateway tool,
-// or with Direct every enabled remote tool through the bridge.
+// or with Direct every enabled remote tool, prompt, resource and resource
+// template through the bridge.
 //
-// A front never writes to stdout except protocol messages, and touches the
-// network only when a request needs it. Elicitation from a remote server
-// during a call goes to the front's client when it declared the form
-// capability and is declined otherwise; cancellation from the front's
-// client reaches the remote server through the call's context.
+// A front serves hosts of every generation the go-sdk negotiates
+// (2025-06-18 and 2025-11-25 over initialize, 2026-07-28 per request). It
+// never writes to stdout except protocol messages, and touches the network
+// only when a request needs it. What a remote server sends during a call
+// reaches the host that made it (see calls.go): progress to the host's
+// progress token, log messages to its session, form elicitations to the
+// host when it can answer them (as an InputRequiredResult for 2026-07-28
+// hosts), else to [Options.Questions], else they are declined.
+// Cancellation from the host reaches the remote server through the call's
+// context.
 package serve
 
 import (
