@@ -492,3 +492,29 @@ func TestMissingCapabilityIsNamed(t *testing.T) {
 		t.Errorf("state %s after a refused call", st.State)
 	}
 }
+
+// A 401 met while negotiating means needs-auth, even when the fallback to
+// initialize then fails for another reason.
+func TestAuthErrorDuringNegotiationIsNeedsAuth(t *testing.T) {
+	h := fake.StartHostile(t, fake.HostileOptions{
+		Intercept: func(w http.ResponseWriter, r *http.Request, method string, _, _ json.RawMessage) bool {
+			switch method {
+			case "server/discover":
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+			case "initialize":
+				http.Error(w, "bad request", http.StatusBadRequest)
+			default:
+				return false
+			}
+			return true
+		}})
+	m := newManager(t, nil, cfg("s", h.URL))
+	err := m.Connect(ctxT(t, 10*time.Second), "s")
+	if mcpgate.CategoryOf(err) != mcpgate.CategoryAuth {
+		t.Fatalf("connect: %v, want an authorization error", err)
+	}
+	if st := mustStatus(t, m, "s"); st.State != mcpgate.StateNeedsAuth {
+		t.Errorf("state %s", st.State)
+	}
+}
