@@ -218,6 +218,33 @@ func (sess *session) discover(ctx context.Context) error {
 	}
 }
 
+// firstAuthError remembers the first authorization error its handler
+// returned.
+type firstAuthError struct {
+	auth.OAuthHandler
+	mu  sync.Mutex
+	err *mcpgate.Error
+}
+
+func (h *firstAuthError) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	err := h.OAuthHandler.Authorize(ctx, req, resp)
+	var me *mcpgate.Error
+	if errors.As(err, &me) && me.Category == mcpgate.CategoryAuth {
+		h.mu.Lock()
+		if h.err == nil {
+			h.err = me
+		}
+		h.mu.Unlock()
+	}
+	return err
+}
+
+func (h *firstAuthError) first() *mcpgate.Error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
 // setAuthorization sets the Authorization header from h's token source, as
 // the SDK does for its own requests.
 func setAuthorization(ctx context.Context, req *http.Request, h auth.OAuthHandler) error {
@@ -287,8 +314,12 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 		scancel()
 		return nil, err
 	}
-	handler := s.authHandler(cfg, token)
-	sess.auth = handler
+	inner := s.authHandler(cfg, token)
+	// An authorization failure during negotiation (a 401 on
+	// server/discover) is what the person must fix, even when the fallback
+	// to initialize then fails for another reason.
+	handler := &firstAuthError{OAuthHandler: inner}
+	sess.auth = inner
 	st := &sessionTransport{
 		base:      m.base.Transport,
 		headers:   headers,
@@ -301,7 +332,7 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 		record:    m.requests.add,
 		policy:    m.opts.streamPolicy,
 	}
-	if p, ok := handler.(RequestPreparer); ok {
+	if p, ok := inner.(RequestPreparer); ok {
 		st.prepare = p.PrepareRequest
 	}
 	sess.http = &http.Client{Transport: st, CheckRedirect: sameOriginRedirects}
@@ -345,6 +376,9 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	cs, err := client.Connect(ctx, transport, opts)
 	if err != nil {
 		scancel()
+		if ae := handler.first(); ae != nil {
+			return nil, ae
+		}
 		return nil, classify(ctx, "connecting", err, obs)
 	}
 	sess.cs = cs

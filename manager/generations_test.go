@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -490,5 +491,62 @@ func TestMissingCapabilityIsNamed(t *testing.T) {
 	}
 	if st := mustStatus(t, m, "s"); st.State != mcpgate.StateReady {
 		t.Errorf("state %s after a refused call", st.State)
+	}
+}
+
+// A 401 met while negotiating means needs-auth, even when the fallback to
+// initialize then fails for another reason.
+func TestAuthErrorDuringNegotiationIsNeedsAuth(t *testing.T) {
+	h := fake.StartHostile(t, fake.HostileOptions{
+		Intercept: func(w http.ResponseWriter, r *http.Request, method string, _, _ json.RawMessage) bool {
+			switch method {
+			case "server/discover":
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+			case "initialize":
+				http.Error(w, "bad request", http.StatusBadRequest)
+			default:
+				return false
+			}
+			return true
+		}})
+	m := newManager(t, nil, cfg("s", h.URL))
+	err := m.Connect(ctxT(t, 10*time.Second), "s")
+	if mcpgate.CategoryOf(err) != mcpgate.CategoryAuth {
+		t.Fatalf("connect: %v, want an authorization error", err)
+	}
+	if st := mustStatus(t, m, "s"); st.State != mcpgate.StateNeedsAuth {
+		t.Errorf("state %s", st.State)
+	}
+}
+
+// Cancelling a 2026-07-28 call closes its response stream: the request is
+// the call's whole life.
+func TestCancelClosesTheResponseStream(t *testing.T) {
+	closed := make(chan struct{})
+	h := fake.StartHostile(t, fake.HostileOptions{Stateless: true,
+		CallTool: func(w http.ResponseWriter, r *http.Request, _, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			http.NewResponseController(w).Flush()
+			<-r.Context().Done()
+			close(closed)
+		}})
+	m := newManager(t, nil, cfg("s", h.URL))
+	ctx, cancel := context.WithCancel(ctxT(t, 10*time.Second))
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.CallTool(ctx, "s", "ping", nil, nil)
+		done <- err
+	}()
+	eventually(t, "the call to arrive", func() bool { return h.Requests("tools/call") == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, mcpgate.ErrCancelled) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the response stream stayed open after the call was cancelled")
 	}
 }
