@@ -310,9 +310,13 @@ func TestTaskOnlyToolsAreRefusedWithAReason(t *testing.T) {
 		},
 	})
 	g := newGateway(t, cfg("deep", h.URL))
+	// The definition says so: refused before anything is sent.
 	out, isErr := run(t, g, `{"action":"call","server":"deep","tool":"research"}`)
-	if !isErr || !strings.Contains(out, "error: unsupported, code -32601") || !strings.Contains(out, "runs only as an MCP task") || strings.Contains(out, fake.LeakCanary) {
+	if !isErr || !strings.Contains(out, "error: unsupported") || !strings.Contains(out, "runs only as an MCP task") || strings.Contains(out, fake.LeakCanary) {
 		t.Fatalf("a task-only tool: %s", out)
+	}
+	if n := h.Requests("tools/call"); n != 0 {
+		t.Errorf("a tool whose definition needs tasks was called %d times", n)
 	}
 	before := h.Requests("tools/call")
 	if out, _ = run(t, g, `{"action":"call","server":"deep","tool":"research"}`); !strings.Contains(out, "runs only as an MCP task") || h.Requests("tools/call") != before {
@@ -325,5 +329,28 @@ func TestTaskOnlyToolsAreRefusedWithAReason(t *testing.T) {
 	out, _ = run(t, g, `{"action":"describe","server":"deep","tool":"research"}`)
 	if !strings.HasPrefix(out, "This tool runs only as an MCP task") {
 		t.Errorf("describe does not say so: %s", out)
+	}
+}
+
+// A tool whose definition does not say it needs a task is learned from its
+// server's refusal (-32601 for a tool it lists), then refused before
+// anything is sent.
+func TestTaskOnlyToolLearnedFromRefusal(t *testing.T) {
+	h := fake.StartHostile(t, fake.HostileOptions{
+		ToolsList: func(string) json.RawMessage {
+			return json.RawMessage(`{"tools":[{"name":"research","description":"Deep research.","inputSchema":{"type":"object"}}]}`)
+		},
+		CallTool: func(w http.ResponseWriter, r *http.Request, id, params json.RawMessage) {
+			fake.WriteError(w, id, -32601, "needs a task "+fake.LeakCanary)
+		},
+	})
+	g := newGateway(t, cfg("deep", h.URL))
+	out, isErr := run(t, g, `{"action":"call","server":"deep","tool":"research"}`)
+	if !isErr || !strings.Contains(out, "error: unsupported, code -32601") || !strings.Contains(out, "runs only as an MCP task") || strings.Contains(out, fake.LeakCanary) {
+		t.Fatalf("a task-only tool: %s", out)
+	}
+	before := h.Requests("tools/call")
+	if out, _ = run(t, g, `{"action":"call","server":"deep","tool":"research"}`); !strings.Contains(out, "runs only as an MCP task") || h.Requests("tools/call") != before {
+		t.Errorf("called again: %s", out)
 	}
 }

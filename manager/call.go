@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -152,6 +153,9 @@ func (s *server) checkTool(ctx context.Context, sess *session, name string) erro
 		usable := mi.current(s.m.now())
 		s.mu.Unlock()
 		switch {
+		case known && s.taskOnly(name):
+			return &mcpgate.Error{Category: mcpgate.CategoryUnsupported,
+				Message: fmt.Sprintf("tool %q of server %q runs only as an MCP task (the tasks extension), which mcpgate does not support", name, s.id)}
 		case known || !current:
 			return nil
 		case !usable && try == 0:
@@ -164,6 +168,18 @@ func (s *server) checkTool(ctx context.Context, sess *session, name string) erro
 		}
 		return s.unknownTool(name)
 	}
+}
+
+// taskOnly reports whether the catalog says a tool must run as a task.
+func (s *server) taskOnly(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.catalog.tool(name)
+	if t == nil {
+		return false
+	}
+	v, _ := t.Meta[MetaTaskSupport].(string)
+	return v == "required"
 }
 
 // objectArgs checks that args is a JSON object; empty means {}.

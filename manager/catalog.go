@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -297,6 +298,7 @@ func (s *server) list(ctx context.Context, sess *session, k kind) {
 		switch k {
 		case kindTools:
 			sess.takeExcluded()
+			sess.takeTaskSupport()
 			tools, diags, err = fetch(ctx, lim, "tools", func(ctx context.Context, cur string) ([]*mcp.Tool, string, error) {
 				r, err := sess.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
 				if err != nil {
@@ -305,6 +307,19 @@ func (s *server) list(ctx context.Context, sess *session, k kind) {
 				noteTTL(r.Cacheable)
 				return r.Tools, r.NextCursor, nil
 			}, validTool, func(t *mcp.Tool) string { return t.Name })
+			if ts := sess.takeTaskSupport(); len(ts) > 0 {
+				for i, t := range tools {
+					if v := ts[t.Name]; v != "" {
+						c := *t
+						c.Meta = maps.Clone(t.Meta)
+						if c.Meta == nil {
+							c.Meta = mcp.Meta{}
+						}
+						c.Meta[MetaTaskSupport] = v
+						tools[i] = &c
+					}
+				}
+			}
 			for name, why := range sess.takeExcluded() {
 				diags = append(diags, mcpgate.Sanitize(fmt.Sprintf("tools: dropped %q: invalid x-mcp-header declaration (%s)", name, why), 300))
 			}

@@ -126,6 +126,8 @@ type session struct {
 	// (invalid x-mcp-header declarations), with its reason.
 	excludedMu sync.Mutex
 	excluded   map[string]string
+	// taskSupport collects what the last tools/list said of tasks.
+	taskSupport map[string]string
 }
 
 // close ends the session and waits for its background work. It is
@@ -138,6 +140,44 @@ func (sess *session) close() {
 		}
 	})
 	sess.wg.Wait()
+}
+
+// noteTaskSupport keeps, from a tools/list result, what each tool said of
+// running as a task (execution.taskSupport, 2025-11-25), which the go-sdk's
+// Tool does not keep.
+func (sess *session) noteTaskSupport(result json.RawMessage) {
+	var r struct {
+		Tools []struct {
+			Name      string `json:"name"`
+			Execution *struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return
+	}
+	sess.excludedMu.Lock()
+	defer sess.excludedMu.Unlock()
+	for _, t := range r.Tools {
+		if t.Execution == nil || t.Execution.TaskSupport == "" {
+			continue
+		}
+		if sess.taskSupport == nil {
+			sess.taskSupport = make(map[string]string)
+		}
+		if len(sess.taskSupport) < 10000 {
+			sess.taskSupport[t.Name] = mcpgate.Sanitize(t.Execution.TaskSupport, 20)
+		}
+	}
+}
+
+func (sess *session) takeTaskSupport() map[string]string {
+	sess.excludedMu.Lock()
+	defer sess.excludedMu.Unlock()
+	ts := sess.taskSupport
+	sess.taskSupport = nil
+	return ts
 }
 
 func (sess *session) noteExcluded(tool, reason string) {
@@ -335,6 +375,21 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	if p, ok := inner.(RequestPreparer); ok {
 		st.prepare = p.PrepareRequest
 	}
+	st.progress = func(raw json.RawMessage) {
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(raw, &p) == nil {
+			m.progress.deliver(&p)
+		}
+	}
+	if m.opts.OnLog != nil {
+		st.log = func(raw json.RawMessage) {
+			var p mcp.LoggingMessageParams
+			if json.Unmarshal(raw, &p) == nil {
+				m.opts.OnLog(s.id, &p)
+			}
+		}
+	}
+	st.tools = sess.noteTaskSupport
 	sess.http = &http.Client{Transport: st, CheckRedirect: sameOriginRedirects}
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:     cfg.URL,

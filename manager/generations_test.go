@@ -41,10 +41,10 @@ func (a *answering) elicit(_ context.Context, req *ElicitRequest) (*mcp.ElicitRe
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, req)
-	return &mcp.ElicitResult{Action: "accept", Content: maps(a.content)}, nil
+	return &mcp.ElicitResult{Action: "accept", Content: cloneMap(a.content)}, nil
 }
 
-func maps(m map[string]any) map[string]any {
+func cloneMap(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		out[k] = v
@@ -413,21 +413,21 @@ func TestProgressLogsAndTemplates(t *testing.T) {
 			if err != nil || text(t, res) != "done" {
 				t.Fatalf("progress: %v", err)
 			}
+			// Every notification sent before the answer is delivered before
+			// the call returns, even the one sent just before it.
 			mu.Lock()
-			// Progress sent just before the answer may be overtaken by it;
-			// what arrives comes in order.
-			if len(steps) == 0 || !slices.IsSorted(steps) || steps[len(steps)-1] > 3 || steps[0] != 1 {
+			if !slices.Equal(steps, []float64{1, 2, 3}) {
 				t.Errorf("progress received %v", steps)
 			}
 			mu.Unlock()
 			if _, err := m.CallTool(ctx, "s", "log", raw(`{"text":"hello"}`), nil); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "the log message", func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return slices.Contains(logs, "s info hello")
-			})
+			mu.Lock()
+			if !slices.Contains(logs, "s info hello") {
+				t.Errorf("the log message sent before the answer: %q", logs)
+			}
+			mu.Unlock()
 			tpl, err := m.ResourceTemplates(ctx, "s")
 			if err != nil || len(tpl) != 1 || tpl[0].URITemplate != "fake://items/{id}" {
 				t.Fatalf("templates %v, %v", tpl, err)
@@ -548,5 +548,32 @@ func TestCancelClosesTheResponseStream(t *testing.T) {
 	case <-closed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the response stream stayed open after the call was cancelled")
+	}
+}
+
+// A tool that runs only as a task (2025-11-25 execution.taskSupport
+// "required") is marked in the catalog and refused before anything is sent.
+func TestTaskOnlyToolIsMarkedAndRefused(t *testing.T) {
+	h := fake.StartHostile(t, fake.HostileOptions{ToolsList: func(string) json.RawMessage {
+		return json.RawMessage(`{"tools":[{"name":"research","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},
+			{"name":"quick","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`)
+	}})
+	m := newManager(t, nil, cfg("s", h.URL))
+	tools, err := m.Tools(ctxT(t, 10*time.Second), "s")
+	if err != nil || len(tools) != 2 {
+		t.Fatalf("tools %v, %v", tools, err)
+	}
+	if v := tools[0].Meta[MetaTaskSupport]; v != "required" {
+		t.Errorf("research: taskSupport %v", v)
+	}
+	_, err = m.CallTool(ctxT(t, 10*time.Second), "s", "research", nil, nil)
+	if mcpgate.CategoryOf(err) != mcpgate.CategoryUnsupported || !strings.Contains(err.Error(), "task") {
+		t.Fatalf("calling a task-only tool: %v", err)
+	}
+	if _, err := m.CallTool(ctxT(t, 10*time.Second), "s", "quick", nil, nil); err != nil {
+		t.Fatalf("a tool that may run as a task: %v", err)
+	}
+	if n := h.Requests("tools/call"); n != 1 {
+		t.Errorf("%d tools/call sent, want only quick's", n)
 	}
 }

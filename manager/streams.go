@@ -309,41 +309,94 @@ func (g *resumeGate) admit(ctx context.Context, t *sessionTransport) error {
 	return nil
 }
 
-// idStripper removes the id lines of an SSE body. A 2026-07-28 stream is
-// never resumed (a broken one loses its request); without IDs the SDK
-// reports a broken stream at once instead of trying a GET the server does
-// not serve.
-type idStripper struct {
-	r   *bufio.Reader
-	rc  io.Closer
-	out []byte
-	err error
+// eventFilter passes an SSE response body through event by event. Each
+// complete event's data goes to tap first, which may take the event (it is
+// then not passed on): the manager takes the notifications of a call's own
+// stream (progress, log messages) as they pass, so they reach whoever
+// waits for them before the answer that follows them does; the go-sdk
+// would deliver them on another goroutine, after the answer. With
+// stripIDs, id lines are removed: a 2026-07-28 stream is never resumed (a
+// broken one loses its request), and without IDs the SDK reports a broken
+// stream at once instead of trying a GET the server does not serve.
+type eventFilter struct {
+	r        *bufio.Reader
+	rc       io.Closer
+	stripIDs bool
+	tap      func(data []byte) (taken bool)
+
+	event   []byte // the lines of the event being read
+	data    []byte // its data, joined
+	passing bool   // the event outgrew the tap's interest: lines go straight out
+	out     []byte
+	err     error
 }
 
-func stripEventIDs(rc io.ReadCloser) io.ReadCloser {
-	return &idStripper{r: bufio.NewReader(rc), rc: rc}
+// maxTappedEvent bounds the events the tap looks at; larger ones (a big
+// tool result) pass through unexamined, line by line.
+const maxTappedEvent = 64 << 10
+
+func filterEvents(rc io.ReadCloser, stripIDs bool, tap func([]byte) bool) io.ReadCloser {
+	return &eventFilter{r: bufio.NewReader(rc), rc: rc, stripIDs: stripIDs, tap: tap}
 }
 
-func (s *idStripper) Read(p []byte) (int, error) {
-	for len(s.out) == 0 && s.err == nil {
-		line, err := s.r.ReadSlice('\n')
+func (f *eventFilter) Read(p []byte) (int, error) {
+	for len(f.out) == 0 && f.err == nil {
+		line, err := f.r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			// A long line (a large data field): pass it through as it is.
-			s.out = append(s.out[:0], line...)
-			break
-		}
-		s.err = err
-		if bytes.HasPrefix(line, []byte("id:")) || bytes.Equal(bytes.TrimRight(line, "\r\n"), []byte("id")) {
+			err = nil // a long line: handled in pieces, passing through
+			f.spill()
+			f.out = append(f.out, line...)
 			continue
 		}
-		s.out = append(s.out[:0], line...)
+		f.err = err
+		f.line(line)
 	}
-	if len(s.out) > 0 {
-		n := copy(p, s.out)
-		s.out = s.out[n:]
+	if len(f.out) > 0 {
+		n := copy(p, f.out)
+		f.out = f.out[n:]
 		return n, nil
 	}
-	return 0, s.err
+	return 0, f.err
 }
 
-func (s *idStripper) Close() error { return s.rc.Close() }
+// line handles one line of the body (with its line break, if any).
+func (f *eventFilter) line(line []byte) {
+	bare := bytes.TrimRight(line, "\r\n")
+	if f.stripIDs && (bytes.HasPrefix(bare, []byte("id:")) || bytes.Equal(bare, []byte("id"))) {
+		return
+	}
+	if len(bare) == 0 && len(line) > 0 {
+		// The end of an event.
+		taken := !f.passing && len(f.data) > 0 && f.tap != nil && f.tap(f.data)
+		if !taken {
+			f.out = append(f.out, f.event...)
+			f.out = append(f.out, line...)
+		}
+		f.event, f.data, f.passing = f.event[:0], f.data[:0], false
+		return
+	}
+	if f.passing {
+		f.out = append(f.out, line...)
+		return
+	}
+	f.event = append(f.event, line...)
+	if v, ok := bytes.CutPrefix(bare, []byte("data:")); ok {
+		if len(f.data) > 0 {
+			f.data = append(f.data, '\n')
+		}
+		f.data = append(f.data, bytes.TrimPrefix(v, []byte(" "))...)
+	}
+	if len(f.event) > maxTappedEvent {
+		f.spill()
+	}
+}
+
+// spill sends the event read so far on, and the rest of it as it comes.
+func (f *eventFilter) spill() {
+	if !f.passing {
+		f.out = append(f.out, f.event...)
+		f.event, f.data, f.passing = f.event[:0], f.data[:0], true
+	}
+}
+
+func (f *eventFilter) Close() error { return f.rc.Close() }

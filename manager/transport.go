@@ -3,6 +3,7 @@ package manager
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,9 +45,15 @@ type sessionTransport struct {
 	authorize func(*http.Request) error
 	// prepare, when set, sees every request last (DPoP proofs).
 	prepare func(*http.Request) error
-	logf    func(format string, args ...any)
-	server  string                // the server ID, for the request log
-	record  func(RequestLogEntry) // nil records nothing
+	// progress and log take the notifications a call's own response
+	// stream carries, as they pass (see eventFilter); tools sees every
+	// tools/list result, for what the SDK's Tool does not keep.
+	progress func(json.RawMessage)
+	log      func(json.RawMessage)
+	tools    func(json.RawMessage)
+	logf     func(format string, args ...any)
+	server   string                // the server ID, for the request log
+	record   func(RequestLogEntry) // nil records nothing
 
 	// Seams for tests; zero values mean the real clock and policy.
 	now    func() time.Time
@@ -179,14 +186,97 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.Method == http.MethodPost {
 		obs.record(resp.StatusCode)
 		resp.Body = &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, x: x}
-		if stateless(req) && strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
-			resp.Body = stripEventIDs(resp.Body)
+		listing := t.tools != nil && postMethod(req) == "tools/list"
+		switch ct := strings.ToLower(resp.Header.Get("Content-Type")); {
+		case strings.HasPrefix(ct, "text/event-stream"):
+			resp.Body = filterEvents(resp.Body, stateless(req), t.tap(listing))
+		case listing && strings.HasPrefix(ct, "application/json"):
+			resp.Body = &resultTee{rc: resp.Body, max: t.maxBody, done: t.tools}
 		}
 	} else if x != nil {
 		resp.Body = &boundedBody{rc: resp.Body, left: -1, x: x}
 	}
 	return resp, nil
 }
+
+// tap is what a POST response stream's events go through: progress and
+// log notifications are taken and delivered at once; a tools/list result
+// is looked at on its way to the SDK.
+func (t *sessionTransport) tap(listing bool) func([]byte) bool {
+	return func(data []byte) bool {
+		if !listing && !bytes.Contains(data, []byte(`"notifications/`)) {
+			return false
+		}
+		var msg struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(data, &msg) != nil {
+			return false
+		}
+		switch {
+		case msg.Method == "notifications/progress" && t.progress != nil:
+			t.progress(msg.Params)
+			return true
+		case msg.Method == "notifications/message" && t.log != nil:
+			t.log(msg.Params)
+			return true
+		case listing && msg.Method == "" && msg.Result != nil:
+			t.tools(msg.Result)
+		}
+		return false
+	}
+}
+
+// postMethod is the JSON-RPC method of a POST: the Mcp-Method header of
+// 2026-07-28, else read from the body.
+func postMethod(req *http.Request) string {
+	if m := req.Header.Get("Mcp-Method"); m != "" {
+		return m
+	}
+	if req.GetBody == nil {
+		return ""
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return ""
+	}
+	defer body.Close()
+	method, _ := summarize(body)
+	return method
+}
+
+// resultTee hands the result of a JSON response to done once the body has
+// been read to its end, before the reader sees that end.
+type resultTee struct {
+	rc   io.ReadCloser
+	max  int64
+	buf  bytes.Buffer
+	done func(json.RawMessage)
+	once sync.Once
+}
+
+func (r *resultTee) Read(p []byte) (int, error) {
+	n, err := r.rc.Read(p)
+	if int64(r.buf.Len()+n) <= r.max {
+		r.buf.Write(p[:n])
+	}
+	if errors.Is(err, io.EOF) {
+		r.once.Do(func() {
+			var msg struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(r.buf.Bytes(), &msg) == nil && msg.Result != nil {
+				r.done(msg.Result)
+			}
+			r.buf = bytes.Buffer{}
+		})
+	}
+	return n, err
+}
+
+func (r *resultTee) Close() error { return r.rc.Close() }
 
 func (t *sessionTransport) prepareRequest(req *http.Request) error {
 	if t.prepare == nil {

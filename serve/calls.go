@@ -143,10 +143,12 @@ type call struct {
 	attached context.Context // the host request being served; nil between rounds
 	token    any             // the attached request's progress token
 	queued   bool            // a notification for the attached request was queued
-	step     int             // rounds sent back to the host
-	asked    *question       // the question sent back, awaiting the retry
-	key      string          // its key in inputRequests
-	timer    *time.Timer
+	// progressed is set when that notification was progress (see detach).
+	progressed bool
+	step       int       // rounds sent back to the host
+	asked      *question // the question sent back, awaiting the retry
+	key        string    // its key in inputRequests
+	timer      *time.Timer
 }
 
 func newID() string {
@@ -176,6 +178,9 @@ func (c *call) progress(p *mcp.ProgressNotificationParams) {
 	out := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Progress, Total: p.Total,
 		Message: mcpgate.Sanitize(p.Message, 200)}
 	c.queue(func() { c.ss.NotifyProgress(ctx, out) })
+	c.mu.Lock()
+	c.progressed = true
+	c.mu.Unlock()
 }
 
 // queue sends a notification for the attached request.
@@ -198,13 +203,25 @@ func (c *call) attach(ctx context.Context, hr hostRequest) {
 // for it are written, so none follows its result.
 func (c *call) detach() {
 	c.mu.Lock()
-	queued := c.queued
-	c.attached, c.token, c.queued = nil, nil, false
+	queued, progressed := c.queued, c.progressed
+	c.attached, c.token, c.queued, c.progressed = nil, nil, false, false
 	c.mu.Unlock()
 	if queued {
 		c.notes.flush(flushWait)
 	}
+	if progressed {
+		// Hosts built on the TypeScript SDK (Claude Code, Cursor, VS Code)
+		// handle a notification a turn after the message it arrived with,
+		// and forget a request's progress handler as its result arrives: a
+		// progress notification read together with the result is lost. A
+		// moment between them keeps them in separate reads.
+		time.Sleep(progressGap)
+	}
 }
+
+// progressGap separates a call's last progress notification from its
+// result.
+const progressGap = 5 * time.Millisecond
 
 // ask hands a question to the waiting host request (MRTR) and waits for
 // the host's answer. A call that has ended gets no more answers.

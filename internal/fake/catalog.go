@@ -130,7 +130,6 @@ func addCatalog(s *Server) {
 					return nil, nil, err
 				}
 			}
-			time.Sleep(20 * time.Millisecond) // finishing the work
 		}
 		return textResult("done"), nil, nil
 	})
