@@ -95,10 +95,16 @@ func orCode(code, def string) string {
 	return def
 }
 
-// bound reports whether cred may be sent to cfg's server: the same
-// resource. A credential bound elsewhere is never used.
+// bound reports whether cred may be sent to cfg's server: a stored bearer
+// token only to the URL it was stored for, an OAuth credential to a server
+// URL within the resource it was issued for (the server URL itself, or
+// the origin when the server's metadata names the origin). A credential
+// bound elsewhere is never used.
 func bound(cred *store.Credential, cfg *mcpgate.ServerConfig) bool {
-	return cred.Resource == canonicalResource(cfg.URL)
+	if cred.Kind == store.KindBearer {
+		return cred.Resource == canonicalResource(cfg.URL)
+	}
+	return within(cfg.URL, cred.Resource)
 }
 
 func (c *Client) fresh(cred *store.Credential) bool {

@@ -92,6 +92,9 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 		return nil, err
 	}
 	md, err := c.discoverResource(ctx, cfg.URL, ch)
+	if errors.Is(err, errNoResourceMetadata) {
+		err = discoveryErrorf("no protected resource metadata found for the server (HTTP 404)")
+	}
 	if err != nil {
 		return nil, err
 	}

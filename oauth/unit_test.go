@@ -195,3 +195,57 @@ func TestAuthorizeURLKeepsEndpointQuery(t *testing.T) {
 		}
 	}
 }
+
+func TestWithin(t *testing.T) {
+	cases := []struct {
+		server, resource string
+		want             bool
+	}{
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/mcp", true},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com", true},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/", true},
+		{"https://mcp.example.com/a/mcp", "https://mcp.example.com/a", true},
+		{"https://mcp.example.com/mcp/", "https://mcp.example.com/mcp", true},
+		{"https://MCP.example.com:443/mcp", "https://mcp.example.com", true},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/mc", false},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/mcp/sub", false},
+		{"https://mcp.example.com/mcp", "https://evil.example.com/mcp", false},
+		{"https://mcp.example.com/mcp", "http://mcp.example.com/mcp", false},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com:8443/mcp", false},
+		{"https://mcp.example.com/mcp?t=1", "https://mcp.example.com", false},
+		{"https://mcp.example.com/mcp?t=1", "https://mcp.example.com/mcp?t=1", true},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/#x", false},
+		{"https://mcp.example.com/mcp", "not a url", false},
+	}
+	for _, c := range cases {
+		if got := within(c.server, c.resource); got != c.want {
+			t.Errorf("within(%q, %q) = %v, want %v", c.server, c.resource, got, c.want)
+		}
+	}
+}
+
+// TestCheckResource: which resource each location's document may name.
+func TestCheckResource(t *testing.T) {
+	const srv = "https://mcp.example.com/mcp"
+	cases := []struct {
+		resource string
+		where    prmLocation
+		ok       bool
+	}{
+		{srv, prmPathAware, true},
+		{"https://MCP.example.com/mcp", prmPathAware, true},
+		{"https://mcp.example.com", prmPathAware, false}, // the path-aware document is the server URL's own
+		{"https://mcp.example.com", prmRoot, true},
+		{srv, prmRoot, true},
+		{"https://mcp.example.com/other", prmRoot, false},
+		{"https://mcp.example.com", prmAdvertised, true},
+		{"https://evil.example.com/mcp", prmAdvertised, false},
+		{"javascript:alert(1)", prmAdvertised, false},
+		{"", prmRoot, false},
+	}
+	for _, c := range cases {
+		if err := checkResource(srv, c.resource, c.where); (err == nil) != c.ok {
+			t.Errorf("checkResource(%q, %v) = %v, want ok %v", c.resource, c.where, err, c.ok)
+		}
+	}
+}

@@ -38,6 +38,52 @@ type resourceHooks struct {
 	noMetadata  bool                                       // our own well-known location answers 404
 	metadata    func(m *oauthex.ProtectedResourceMetadata) // edits the metadata
 	also        []*AuthServer                              // further servers whose access tokens are accepted
+	protection  Protection
+}
+
+// Protection describes how a protected [Server] identifies itself and what
+// it asks of clients beyond what its [Options] say, the way real servers
+// differ from one another. The zero value changes nothing. Install it with
+// [Server.Protect].
+type Protection struct {
+	// OriginResource makes the server a protected resource identified by
+	// its origin, http://127.0.0.1:<port> (no path, no trailing slash), as
+	// a server with one document for all its endpoints is: the metadata is
+	// served at the root well-known location
+	// /.well-known/oauth-protected-resource naming the origin as its
+	// resource (RFC 9728 §3.1), and the server accepts access tokens issued
+	// for exactly the origin.
+	OriginResource bool
+}
+
+// Protect installs p. Call it before the server's URL is handed to a
+// client; it panics when the server is not protected by an [AuthServer].
+func (s *Server) Protect(p Protection) {
+	if s.opts.Auth == nil {
+		panic("fake: Protect needs Options.Auth")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prot.hooks.protection = p
+}
+
+// origin is the server's scheme and host, http://127.0.0.1:<port>.
+func (s *Server) origin() string { return strings.TrimSuffix(s.URL, Endpoint) }
+
+// resourceID is the resource identifier the server accepts tokens for.
+func (s *Server) resourceID(h resourceHooks) string {
+	if h.protection.OriginResource {
+		return s.origin()
+	}
+	return s.URL
+}
+
+// metadataPath is where the server serves its protected resource metadata.
+func (s *Server) metadataPath(h resourceHooks) string {
+	if s.opts.RootResourceMetadata || h.protection.OriginResource {
+		return rootResourceMetadataPath
+	}
+	return ResourceMetadataPath
 }
 
 // checkAuthOptions validates the OAuth-related [Options] and copies the maps
@@ -78,11 +124,10 @@ func (s *Server) ResourceMetadataURL() string {
 	if s.opts.Auth == nil {
 		return ""
 	}
-	path := ResourceMetadataPath
-	if s.opts.RootResourceMetadata {
-		path = rootResourceMetadataPath
-	}
-	return strings.TrimSuffix(s.URL, Endpoint) + path
+	s.mu.Lock()
+	hooks := s.prot.hooks
+	s.mu.Unlock()
+	return s.origin() + s.metadataPath(hooks)
 }
 
 // Forbidden returns how many requests were refused with 403
@@ -104,16 +149,12 @@ func (s *Server) setResourceHooks(h resourceHooks) {
 // serveResourceMetadata answers a request for the protected resource
 // metadata and reports whether r was one.
 func (s *Server) serveResourceMetadata(w http.ResponseWriter, r *http.Request) bool {
-	path := ResourceMetadataPath
-	if s.opts.RootResourceMetadata {
-		path = rootResourceMetadataPath
-	}
-	if r.URL.Path != path {
-		return false
-	}
 	s.mu.Lock()
 	hooks := s.prot.hooks
 	s.mu.Unlock()
+	if r.URL.Path != s.metadataPath(hooks) {
+		return false
+	}
 	if hooks.noMetadata {
 		http.NotFound(w, r)
 		return true
@@ -128,7 +169,7 @@ func (s *Server) serveResourceMetadata(w http.ResponseWriter, r *http.Request) b
 // resourceMetadata is the server's RFC 9728 document, hooks applied.
 func (s *Server) resourceMetadata(hooks resourceHooks) *oauthex.ProtectedResourceMetadata {
 	m := &oauthex.ProtectedResourceMetadata{
-		Resource:               s.URL,
+		Resource:               s.resourceID(hooks),
 		AuthorizationServers:   []string{s.opts.Auth.Issuer},
 		ScopesSupported:        slices.DeleteFunc(slices.Clone(s.opts.Auth.opts.Scopes), func(sc string) bool { return sc == "offline_access" }),
 		BearerMethodsSupported: []string{"header"},
@@ -166,7 +207,7 @@ func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, msgs [
 			}
 		}
 	}
-	if !ok || resource != s.URL {
+	if !ok || resource != s.resourceID(hooks) {
 		code := ""
 		if presented {
 			code = "invalid_token"
@@ -219,7 +260,7 @@ func (s *Server) challenge(hooks resourceHooks, code string, scopes []string) st
 		params = append(params, `scope="`+strings.Join(scopes, " ")+`"`)
 	}
 	if !s.opts.OmitResourceMetadata {
-		u := s.ResourceMetadataURL()
+		u := s.origin() + s.metadataPath(hooks)
 		if hooks.metadataURL != "" {
 			u = hooks.metadataURL
 		}
