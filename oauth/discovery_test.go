@@ -48,3 +48,56 @@ func TestResourceAtOrigin(t *testing.T) {
 		t.Errorf("refresh resource %q, want %q", got, origin)
 	}
 }
+
+// TestProbeSpeaksTheCurrentProtocol: the sign-in asks the server how to
+// sign in with a server/discover request of MCP 2026-07-28, as the client
+// connects. A server that lets initialize through unauthenticated (it
+// protects what a session does) still challenges that request, and its
+// challenge's scope is what the login asks for, not the metadata's
+// scopes_supported.
+func TestProbeSpeaksTheCurrentProtocol(t *testing.T) {
+	as := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	srv.Protect(fake.Protection{OpenInitialize: true})
+	e := newEnv(t)
+	_, c := e.open()
+	_, b, err := login(t, c, oauthCfg("s", srv.URL), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chs := srv.Challenges()
+	if len(chs) == 0 {
+		t.Fatal("the probe was not challenged")
+	}
+	if p := chs[0]; p.Method != "server/discover" || p.ProtocolVersion != "2026-07-28" || p.MethodHeader != "server/discover" || p.Token {
+		t.Errorf("probe %+v, want an unauthenticated server/discover at 2026-07-28 with its Mcp-Method header", p)
+	}
+	if got := query(b.opened[0]).Get("scope"); got != fake.ChallengeScope+" offline_access" {
+		t.Errorf("scope %q, want the challenge's %q (and offline_access)", got, fake.ChallengeScope)
+	}
+	if n := srv.Initializes(); n != 0 {
+		t.Errorf("the probe sent %d initialize requests to a server that challenged server/discover", n)
+	}
+}
+
+// TestProbeFallsBackToInitialize: a session-era server that refuses
+// server/discover outright is asked with initialize, and its challenge
+// still decides the login.
+func TestProbeFallsBackToInitialize(t *testing.T) {
+	as := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	srv.Protect(fake.Protection{RefuseDiscover: true})
+	e := newEnv(t)
+	_, c := e.open()
+	_, b, err := login(t, c, oauthCfg("s", srv.URL), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chs := srv.Challenges()
+	if len(chs) != 1 || chs[0].Method != "initialize" || chs[0].ProtocolVersion != "2025-11-25" {
+		t.Errorf("challenged %+v, want one initialize at 2025-11-25", chs)
+	}
+	if got := query(b.opened[0]).Get("scope"); got != fake.ChallengeScope+" offline_access" {
+		t.Errorf("scope %q, want the challenge's", got)
+	}
+}

@@ -1,8 +1,10 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -155,35 +157,82 @@ func (c *Client) scopesFor(cfg *mcpgate.ServerConfig, ch challenge, md *metadata
 	return s
 }
 
-// probe asks the server, without credentials, for its challenge. A server
-// that answers without asking still gets discovery through the well-known
-// locations.
+// Protocol versions of the probe: it speaks the current generation first,
+// as the client does (server/discover, no session), and the session era
+// only to a server that did not take that.
+const (
+	probeVersion       = "2026-07-28"
+	probeLegacyVersion = "2025-11-25"
+)
+
+// probe asks the server, without credentials, for its challenge: a
+// server/discover request (MCP 2026-07-28), which a protected server of
+// either generation answers 401 before reading it, and, when the server
+// neither challenges nor accepts it, an initialize. A server that answers
+// without asking still gets discovery through the well-known locations.
 func (c *Client) probe(ctx context.Context, cfg *mcpgate.ServerConfig) (challenge, error) {
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` + c.opts.ClientName + `","version":"login"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, strings.NewReader(body))
+	discover, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+		"params": map[string]any{"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    probeVersion,
+			"io.modelcontextprotocol/clientInfo":         map[string]string{"name": c.opts.ClientName, "version": "login"},
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		}},
+	})
 	if err != nil {
-		return challenge{}, mcpgate.Errorf(mcpgate.CategoryInvalid, "server URL: %v", err)
+		return challenge{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	status, ch, err := c.probeOnce(ctx, cfg, "server/discover", probeVersion, discover)
+	if err != nil || status == http.StatusUnauthorized || status == http.StatusForbidden || status < 400 {
+		return ch, err
+	}
+	// A session-era server that does not know server/discover (400, 404,
+	// 405...): ask with the request it does know.
+	initialize, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 1, "method": "initialize",
+		"params": map[string]any{
+			"protocolVersion": probeLegacyVersion,
+			"capabilities":    map[string]any{},
+			"clientInfo":      map[string]string{"name": c.opts.ClientName, "version": "login"},
+		},
+	})
+	if err != nil {
+		return challenge{}, err
+	}
+	_, ch, err = c.probeOnce(ctx, cfg, "initialize", probeLegacyVersion, initialize)
+	return ch, err
+}
+
+// probeOnce sends one unauthenticated request and returns its status and
+// challenge.
+func (c *Client) probeOnce(ctx context.Context, cfg *mcpgate.ServerConfig, method, version string, body []byte) (int, challenge, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, challenge{}, mcpgate.Errorf(mcpgate.CategoryInvalid, "server URL: %v", err)
+	}
 	for k, v := range cfg.Headers {
 		ev, err := mcpgate.ExpandRefs(v, c.opts.Getenv)
 		if err != nil {
-			return challenge{}, err
+			return 0, challenge{}, err
 		}
 		req.Header.Set(k, ev)
 	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", version)
+	if version >= probeVersion {
+		req.Header.Set("Mcp-Method", method)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return challenge{}, tokenError(ctx, "asking "+cfg.ID+" how to sign in", err)
+		return 0, challenge{}, tokenError(ctx, "asking "+cfg.ID+" how to sign in", err)
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		c.endProbeSession(cfg, sid)
 	}
-	return parseChallenge(resp.Header.Values("WWW-Authenticate")), nil
+	return resp.StatusCode, parseChallenge(resp.Header.Values("WWW-Authenticate")), nil
 }
 
 // endProbeSession closes a session a server opened for the probe.

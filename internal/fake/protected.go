@@ -27,8 +27,18 @@ const ChallengeScope = "read"
 
 // protection is the OAuth state of a protected Server, guarded by Server.mu.
 type protection struct {
-	hooks     resourceHooks
-	forbidden int
+	hooks      resourceHooks
+	forbidden  int
+	challenged []Challenged
+}
+
+// Challenged is a request a protected [Server] answered 401: what it asked
+// for, as its body and headers said.
+type Challenged struct {
+	Method          string // the JSON-RPC method, "" for none
+	ProtocolVersion string // the MCP-Protocol-Version header
+	MethodHeader    string // the Mcp-Method header
+	Token           bool   // it carried an access token (one the server refused)
 }
 
 // resourceHooks let the hostile variants bend one behaviour of an honest
@@ -54,6 +64,14 @@ type Protection struct {
 	// resource (RFC 9728 §3.1), and the server accepts access tokens issued
 	// for exactly the origin.
 	OriginResource bool
+	// OpenInitialize lets initialize and notifications through without a
+	// token, as servers that protect only what a session does: every other
+	// request still needs one.
+	OpenInitialize bool
+	// RefuseDiscover answers server/discover with 400 before looking at
+	// the token, as a session-era server behind a gateway that passes only
+	// the methods it knows.
+	RefuseDiscover bool
 }
 
 // Protect installs p. Call it before the server's URL is handed to a
@@ -130,6 +148,13 @@ func (s *Server) ResourceMetadataURL() string {
 	return s.origin() + s.metadataPath(hooks)
 }
 
+// Challenges returns the requests answered 401, oldest first.
+func (s *Server) Challenges() []Challenged {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.prot.challenged)
+}
+
 // Forbidden returns how many requests were refused with 403
 // insufficient_scope.
 func (s *Server) Forbidden() int {
@@ -193,6 +218,16 @@ func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, msgs [
 	hooks := s.prot.hooks
 	s.mu.Unlock()
 
+	if hooks.protection.RefuseDiscover && slices.ContainsFunc(msgs, func(m envelope) bool { return m.Method == "server/discover" }) {
+		http.Error(w, "unknown method", http.StatusBadRequest)
+		return false
+	}
+	if hooks.protection.OpenInitialize && len(msgs) > 0 && !slices.ContainsFunc(msgs, func(m envelope) bool {
+		return m.Method != "initialize" && !strings.HasPrefix(m.Method, "notifications/")
+	}) {
+		return true
+	}
+
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	presented := strings.EqualFold(scheme, "Bearer") && token != ""
 	var (
@@ -216,8 +251,13 @@ func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, msgs [
 		if !s.opts.OmitChallengeScope {
 			want = []string{ChallengeScope}
 		}
+		c := Challenged{ProtocolVersion: r.Header.Get("MCP-Protocol-Version"), MethodHeader: r.Header.Get("Mcp-Method"), Token: presented}
+		if len(msgs) > 0 {
+			c.Method = msgs[0].Method
+		}
 		s.mu.Lock()
 		s.unauthorized++
+		s.prot.challenged = append(s.prot.challenged, c)
 		s.mu.Unlock()
 		w.Header().Set("WWW-Authenticate", s.challenge(hooks, code, want))
 		http.Error(w, "unauthorized", http.StatusUnauthorized)

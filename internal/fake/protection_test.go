@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,5 +41,40 @@ func TestProtectionOriginResource(t *testing.T) {
 	}
 	if resp := post(t, srv.URL, initializeBody, http.Header{"Authorization": {"Bearer " + forURL}}); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a token for another resource identifier: %d, want 401", resp.StatusCode)
+	}
+}
+
+const discoverBody = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+
+// TestProtectionOpenInitialize: initialize passes without a token, every
+// other request is challenged, and the challenges are recorded.
+func TestProtectionOpenInitialize(t *testing.T) {
+	a := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: a})
+	srv.Protect(fake.Protection{OpenInitialize: true})
+	if resp := post(t, srv.URL, initializeBody, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("initialize without a token: %d, want 200", resp.StatusCode)
+	}
+	resp := post(t, srv.URL, discoverBody, http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"server/discover"}})
+	if resp.StatusCode != http.StatusUnauthorized || challengeParams(t, resp)["scope"] != fake.ChallengeScope {
+		t.Errorf("server/discover without a token: %d %v", resp.StatusCode, resp.Header.Values("WWW-Authenticate"))
+	}
+	want := []fake.Challenged{{Method: "server/discover", ProtocolVersion: "2026-07-28", MethodHeader: "server/discover"}}
+	if got := srv.Challenges(); !slices.Equal(got, want) {
+		t.Errorf("Challenges() = %+v, want %+v", got, want)
+	}
+}
+
+// TestProtectionRefuseDiscover: server/discover gets 400 before any token
+// check; initialize is challenged as usual.
+func TestProtectionRefuseDiscover(t *testing.T) {
+	a := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: a})
+	srv.Protect(fake.Protection{RefuseDiscover: true})
+	if resp := post(t, srv.URL, discoverBody, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("server/discover: %d, want 400", resp.StatusCode)
+	}
+	if resp := post(t, srv.URL, initializeBody, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("initialize: %d, want 401", resp.StatusCode)
 	}
 }
