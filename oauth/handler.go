@@ -22,9 +22,17 @@ import (
 // expire on the way to the server.
 const expirySkew = 30 * time.Second
 
-// maxStepUps bounds logins in a row for the same insufficient_scope
-// challenge: a server that keeps asking is broken, not under-authorized.
-const maxStepUps = 3
+// maxStepUps bounds the sign-ins made for one insufficient_scope
+// challenge: with the sign-in before it, at most three authorizations ask
+// for the same scopes (the MCP conformance suite's bound). A server that
+// keeps refusing after that is broken or the account lacks the permission;
+// asking again would loop.
+const maxStepUps = 2
+
+// stepUpWindow is how soon after a credential was obtained a repeated
+// challenge for the scopes it was obtained for counts as the same step-up.
+// One much later (a permission withdrawn since) starts afresh.
+const stepUpWindow = 10 * time.Minute
 
 // Handler returns the go-sdk OAuthHandler for sessions of cfg (auth oauth,
 // or bearer with a stored token). It reads the credential from the store
@@ -211,34 +219,56 @@ func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig
 	return &clientAuth{id: reg.ClientID, secret: reg.ClientSecret, method: reg.TokenEndpointAuthMethod}, nil
 }
 
-// stepUp remembers the scopes a 403 insufficient_scope challenge asked for,
-// so the next login requests them, and moves the server to needs-auth;
-// after maxStepUps logins for the same challenge it stops asking.
-func (c *Client) stepUp(ctx context.Context, cfg *mcpgate.ServerConfig, scopes []string) error {
-	slices.Sort(scopes)
+// stepUp records a 403 insufficient_scope challenge: the next sign-in asks
+// for the union of the scopes already granted and those challenged (MCP
+// 2026-07-28, SEP-2350), and the server moves to needs-auth. When the
+// same scopes were already asked for maxStepUps times in a row and the
+// server still refuses, it stops asking: the error is then not one a
+// sign-in fixes.
+func (c *Client) stepUp(ctx context.Context, cfg *mcpgate.ServerConfig, challenged []string) error {
+	var want []string
 	exhausted := false
 	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(ctx context.Context, cur *store.Credential) (*store.Credential, error) {
 		if cur == nil || !bound(cur, cfg) {
+			want = union(nil, challenged)
 			return cur, nil
 		}
 		next := *cur
-		if !slices.Equal(cur.StepUpScopes, scopes) {
-			next.StepUpScopes = scopes
+		want = union(cur.Scopes, challenged)
+		// The same step-up again: still owed (the authorization server did
+		// not grant it), or granted and refused anyway, soon after.
+		again := slices.Equal(cur.StepUpScopes, want) || (len(cur.StepUpScopes) == 0 && grantsAll(cur.Scopes, want))
+		if !again || c.now().Sub(cur.UpdatedAt) > stepUpWindow {
 			next.StepUpCount = 0
 		}
+		next.StepUpScopes = want
 		exhausted = next.StepUpCount >= maxStepUps
 		return &next, nil
 	})
 	if err != nil {
 		return err
 	}
-	need := strings.Join(scopes, " ")
+	need := strings.Join(want, " ")
 	if exhausted {
 		return &mcpgate.Error{Category: mcpgate.CategoryHTTP, HTTPStatus: http.StatusForbidden, Code: "insufficient_scope",
-			Message: "the server still asks for scope " + need + " after " + strconv.Itoa(maxStepUps) + " sign-ins; not asking again (check the account's permissions)"}
+			Message: "the server still refuses (HTTP 403 insufficient_scope) after " + strconv.Itoa(maxStepUps) + " sign-ins asking for scope " + need +
+				"; mcpgate stops asking (check the account's permissions with the server's administrator)"}
 	}
 	return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusForbidden, Code: "insufficient_scope",
 		Message: "the server needs scope " + need + "; sign in again with: mcpgate auth " + cfg.ID}
+}
+
+// union returns the scopes of a then those of b not in a, without repeats,
+// sorted so the same set always compares equal.
+func union(a, b []string) []string {
+	var out []string
+	for _, s := range slices.Concat(a, b) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // issuerMetadata caches discovered authorization server metadata.

@@ -126,6 +126,7 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 		if err != nil {
 			return nil, err
 		}
+		countStepUp(cred, scopes, prev)
 		return c.storeLogin(ctx, &cfg, cred)
 	}
 	if o.Open == nil {
@@ -330,11 +331,24 @@ func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfi
 		return nil, err
 	}
 	b := store.Binding{Tenant: c.opts.Tenant, Server: cfg.ID, Resource: resource, Issuer: issuer, ClientID: ca.id, RedirectURI: redirectURI}
-	cred := c.credentialFrom(b, tr, scopes, prev)
-	if len(cred.StepUpScopes) > 0 {
-		cred.StepUpCount++ // a sign-in for this challenge that did not get it
+	return c.storeLogin(ctx, cfg, c.signedIn(b, tr, scopes, prev))
+}
+
+// signedIn is the credential a sign-in obtained.
+func (c *Client) signedIn(b store.Binding, tr *tokenResponse, requested []string, prev *store.Credential) *store.Credential {
+	cred := c.credentialFrom(b, tr, requested, prev)
+	countStepUp(cred, requested, prev)
+	return cred
+}
+
+// countStepUp counts a sign-in made for a pending step-up towards
+// maxStepUps; any other sign-in starts the count afresh.
+func countStepUp(cred *store.Credential, requested []string, prev *store.Credential) {
+	if prev != nil && len(prev.StepUpScopes) > 0 && grantsAll(requested, prev.StepUpScopes) {
+		cred.StepUpCount = prev.StepUpCount + 1
+	} else {
+		cred.StepUpCount = 0
 	}
-	return c.storeLogin(ctx, cfg, cred)
 }
 
 // listenCallback listens for the redirect on the configured port, else on

@@ -72,6 +72,14 @@ type Protection struct {
 	// the token, as a session-era server behind a gateway that passes only
 	// the methods it knows.
 	RefuseDiscover bool
+	// ChallengeMissingOnly makes a 403 insufficient_scope name only the
+	// scope the call lacks, not those the token holds: a client must ask
+	// for the union itself (MCP 2026-07-28).
+	ChallengeMissingOnly bool
+	// NeverEnoughScope refuses every call of a tool named in ToolScopes
+	// with 403 insufficient_scope, even when the token holds the scope: a
+	// server a client must stop signing in to again and again.
+	NeverEnoughScope bool
 }
 
 // Protect installs p. Call it before the server's URL is handed to a
@@ -273,13 +281,16 @@ func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, msgs [
 		}
 		json.Unmarshal(m.Params, &params)
 		need := s.opts.ToolScopes[params.Name]
-		if need == "" || slices.Contains(scopes, need) {
+		if need == "" || (slices.Contains(scopes, need) && !hooks.protection.NeverEnoughScope) {
 			continue
 		}
 		// Ask for what the token has plus what is missing, so a step-up does
 		// not lose the scopes the client already holds (MCP 2025-11-25).
-		want := slices.DeleteFunc(slices.Clone(scopes), func(sc string) bool { return sc == "offline_access" })
+		want := slices.DeleteFunc(slices.Clone(scopes), func(sc string) bool { return sc == "offline_access" || sc == need })
 		want = append(want, need)
+		if hooks.protection.ChallengeMissingOnly {
+			want = []string{need}
+		}
 		s.mu.Lock()
 		s.prot.forbidden++
 		s.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -76,5 +77,44 @@ func TestProtectionRefuseDiscover(t *testing.T) {
 	}
 	if resp := post(t, srv.URL, initializeBody, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("initialize: %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestProtectionStepUpChallenges: what a 403 names with ChallengeMissingOnly,
+// and NeverEnoughScope refusing a token that holds the scope.
+func TestProtectionStepUpChallenges(t *testing.T) {
+	a := fake.StartAuth(t, nil)
+	a.AddClient(fake.AuthClient{ID: "c", RedirectURIs: []string{loopbackRedirect}})
+	for name, tc := range map[string]struct {
+		p      fake.Protection
+		scopes []string
+		status int
+		scope  string
+	}{
+		"default names held and missing": {fake.Protection{}, []string{"read"}, http.StatusForbidden, "read admin"},
+		"missing only":                   {fake.Protection{ChallengeMissingOnly: true}, []string{"read"}, http.StatusForbidden, "admin"},
+		"never enough":                   {fake.Protection{NeverEnoughScope: true}, []string{"read", "admin"}, http.StatusForbidden, "read admin"},
+		"enough":                         {fake.Protection{}, []string{"read", "admin"}, http.StatusOK, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := fake.Start(t, &fake.Options{Auth: a, ToolScopes: map[string]string{"admin_reset": "admin"}})
+			srv.Protect(tc.p)
+			at, _ := a.Mint("c", srv.URL, tc.scopes...)
+			cs := connect(t, srv.URL, nil, bearer(at))
+			_, err := cs.CallTool(testContext(t), &mcp.CallToolParams{Name: "admin_reset"})
+			if tc.status == http.StatusOK {
+				if err != nil {
+					t.Fatalf("call: %v", err)
+				}
+				return
+			}
+			resp := post(t, srv.URL, toolsCallAdmin, http.Header{"Authorization": {"Bearer " + at}})
+			if resp.StatusCode != tc.status {
+				t.Fatalf("raw call: %d, want %d", resp.StatusCode, tc.status)
+			}
+			if ch := challengeParams(t, resp); ch["error"] != "insufficient_scope" || ch["scope"] != tc.scope {
+				t.Errorf("challenge %v, want scope %q", ch, tc.scope)
+			}
+		})
 	}
 }
