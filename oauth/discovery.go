@@ -222,18 +222,53 @@ func authServerMetadataURLs(issuer *url.URL) []string {
 	}
 }
 
+// errNoAuthServerMetadata is returned by discoverIssuer when every
+// metadata location answered 404.
+var errNoAuthServerMetadata = errors.New("no authorization server metadata")
+
+// legacyIssuer is the authorization server of a server without protected
+// resource metadata (MCP 2025-03-26): its URL with the path discarded.
+func legacyIssuer(serverURL string) string {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+}
+
+// legacyEndpoints is the metadata MCP 2025-03-26 prescribes for an
+// authorization server at issuer that publishes none: the default
+// endpoints at its root. PKCE with S256 is mandatory in that revision, so
+// it is taken as supported.
+func legacyEndpoints(issuer string) *oauthex.AuthServerMeta {
+	return &oauthex.AuthServerMeta{
+		Issuer:                        issuer,
+		AuthorizationEndpoint:         issuer + "/authorize",
+		TokenEndpoint:                 issuer + "/token",
+		RegistrationEndpoint:          issuer + "/register",
+		CodeChallengeMethodsSupported: []string{"S256"},
+		ResponseTypesSupported:        []string{"code"},
+	}
+}
+
 // discoverIssuer fetches and checks an authorization server's metadata
 // (RFC 8414): exact issuer, S256 PKCE, every endpoint https (or loopback
-// http) with a safe scheme.
+// http) with a safe scheme. When every location answers 404 it returns
+// an error wrapping errNoAuthServerMetadata.
 func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
 	iu, err := checkEndpoint("issuer", issuer)
 	if err != nil {
 		return nil, err
 	}
 	var lastErr error
+	absent := true
 	for _, cand := range authServerMetadataURLs(iu) {
 		var asm oauthex.AuthServerMeta
 		if err := c.getJSON(ctx, cand, &asm); err != nil {
+			var hs *httpStatus
+			if !errors.As(err, &hs) || hs.code != http.StatusNotFound {
+				absent = false
+			}
 			lastErr = err
 			continue
 		}
@@ -262,7 +297,11 @@ func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*oauthex.Au
 		}
 		return &asm, nil
 	}
-	return nil, discoveryErrorf("no authorization server metadata found for %s (%s)", issuer, describe(lastErr))
+	derr := discoveryErrorf("no authorization server metadata found for %s (%s)", issuer, describe(lastErr))
+	if absent {
+		derr.Err = errNoAuthServerMetadata
+	}
+	return nil, derr
 }
 
 // chooseIssuer picks the authorization server: the one the person chose,

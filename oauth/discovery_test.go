@@ -101,3 +101,48 @@ func TestProbeFallsBackToInitialize(t *testing.T) {
 		t.Errorf("scope %q, want the challenge's", got)
 	}
 }
+
+// TestLegacyServer: servers of MCP 2025-03-26 have no protected resource
+// metadata; their origin is the authorization server, found through its
+// RFC 8414 metadata, else at the default endpoints /authorize, /token and
+// /register. Sign-in, calls and refresh work either way.
+func TestLegacyServer(t *testing.T) {
+	for name, mode := range map[string]fake.LegacyAuth{"metadata": fake.LegacyMetadata, "defaults": fake.LegacyDefaults} {
+		t.Run(name, func(t *testing.T) {
+			srv, as := fake.StartLegacy(t, mode, nil)
+			origin := strings.TrimSuffix(srv.URL, fake.Endpoint)
+			if as.Issuer != origin {
+				t.Fatalf("fake: issuer %s, want the origin", as.Issuer)
+			}
+			e := newEnv(t)
+			st, c := e.open()
+			cfg := oauthCfg("s", srv.URL)
+			res, b, err := login(t, c, cfg, nil)
+			if err != nil {
+				t.Fatalf("login to a 2025-03-26 server: %v", err)
+			}
+			if res.Issuer != origin || !strings.HasPrefix(b.opened[0], as.AuthorizationEndpoint+"?") {
+				t.Errorf("issuer %s, opened %s; want %s at %s", res.Issuer, b.opened[0], origin, as.AuthorizationEndpoint)
+			}
+			if as.Registrations() != 1 {
+				t.Errorf("%d registrations, want 1", as.Registrations())
+			}
+			cred, err := st.GetCredential(context.Background(), "", "s")
+			if err != nil || cred.Resource != srv.URL {
+				t.Fatalf("credential %+v %v", cred, err)
+			}
+			_, other := e.open() // another process refreshes, knowing nothing yet
+			m := newManager(t, other, cfg)
+			if _, err := call(t, m, "s", "echo", `{"text":"x"}`); err != nil {
+				t.Fatalf("call: %v", err)
+			}
+			as.ExpireAccessTokens()
+			if _, err := call(t, m, "s", "echo", `{"text":"y"}`); err != nil {
+				t.Fatalf("call after expiry: %v", err)
+			}
+			if n := as.TokenRequests(fake.GrantRefreshToken); n != 1 {
+				t.Errorf("%d refreshes, want 1", n)
+			}
+		})
+	}
+}

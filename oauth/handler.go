@@ -175,7 +175,7 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 		return cur, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
 			Message: "the sign-in for " + cfg.ID + " expired and cannot be refreshed; sign in again with: mcpgate auth " + cfg.ID}
 	}
-	asm, err := c.issuerMetadata(ctx, cur.Issuer)
+	asm, err := c.serverMetadata(ctx, cfg, cur.Issuer)
 	if err != nil {
 		return cur, err
 	}
@@ -271,25 +271,40 @@ func union(a, b []string) []string {
 	return out
 }
 
-// issuerMetadata caches discovered authorization server metadata.
-func (c *Client) issuerMetadata(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
+// issuerMetadata caches discovered authorization server metadata. With
+// defaults set, an issuer that publishes no metadata anywhere gets the
+// default endpoints of MCP 2025-03-26 (see [legacyEndpoints]).
+func (c *Client) issuerMetadata(ctx context.Context, issuer string, defaults bool) (*oauthex.AuthServerMeta, error) {
 	c.mu.Lock()
 	e, ok := c.asCache[issuer]
 	c.mu.Unlock()
-	if ok && c.now().Before(e.until) {
+	if ok && c.now().Before(e.until) && (defaults || !e.defaults) {
 		return e.asm, nil
 	}
 	asm, err := c.discoverIssuer(ctx, issuer)
+	assumed := false
+	if defaults && errors.Is(err, errNoAuthServerMetadata) {
+		asm, err, assumed = legacyEndpoints(issuer), nil, true
+	}
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	c.asCache[issuer] = cachedASM{asm: asm, until: c.now().Add(time.Hour)}
+	c.asCache[issuer] = cachedASM{asm: asm, until: c.now().Add(time.Hour), defaults: assumed}
 	c.mu.Unlock()
 	return asm, nil
 }
 
+// serverMetadata is the metadata of the authorization server a
+// credential of cfg's server came from. Only a server's own origin may
+// stand in for an authorization server without metadata: that is what
+// MCP 2025-03-26 does for a server without protected resource metadata.
+func (c *Client) serverMetadata(ctx context.Context, cfg *mcpgate.ServerConfig, issuer string) (*oauthex.AuthServerMeta, error) {
+	return c.issuerMetadata(ctx, issuer, issuer == legacyIssuer(cfg.URL))
+}
+
 type cachedASM struct {
-	asm   *oauthex.AuthServerMeta
-	until time.Time
+	asm      *oauthex.AuthServerMeta
+	until    time.Time
+	defaults bool // legacyEndpoints, not published metadata
 }

@@ -95,7 +95,10 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	}
 	md, err := c.discoverResource(ctx, cfg.URL, ch)
 	if errors.Is(err, errNoResourceMetadata) {
-		err = discoveryErrorf("no protected resource metadata found for the server (HTTP 404)")
+		// A server of the 2025-03-26 generation: its origin is its
+		// authorization server, and the resource is its URL.
+		md, err = &metadata{resource: canonicalResource(cfg.URL), prm: &oauthex.ProtectedResourceMetadata{},
+			issuers: []string{legacyIssuer(cfg.URL)}, legacy: true}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -115,7 +118,7 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	if err != nil {
 		return nil, err
 	}
-	asm, err := c.issuerMetadata(ctx, issuer)
+	asm, err := c.issuerMetadata(ctx, issuer, md.legacy)
 	if err != nil {
 		return nil, err
 	}
@@ -491,7 +494,7 @@ func callbackHandler(server string, results chan<- callback) http.Handler {
 
 // clientCredentials obtains a token for a machine client (no person).
 func (c *Client) clientCredentials(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential) (*store.Credential, error) {
-	asm, err := c.issuerMetadata(ctx, cur.Issuer)
+	asm, err := c.serverMetadata(ctx, cfg, cur.Issuer)
 	if err != nil {
 		return nil, err
 	}
@@ -547,7 +550,7 @@ func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutR
 	if old == nil || old.Kind != store.KindOAuth || old.Issuer == "" {
 		return res, nil
 	}
-	asm, err := c.issuerMetadata(ctx, old.Issuer)
+	asm, err := c.serverMetadata(ctx, &cfg, old.Issuer)
 	if err != nil || asm.RevocationEndpoint == "" {
 		return res, nil
 	}

@@ -148,6 +148,7 @@ type AuthServer struct {
 	AuthorizationEndpoint, TokenEndpoint, RegistrationEndpoint, RevocationEndpoint string
 
 	opts      AuthOptions
+	routes    string // the path the endpoints are under: IssuerPath, or another on a legacy server
 	http      *httptest.Server
 	transport *http.Transport // for the default HTTPClient
 	done      chan struct{}   // closed by Close; releases hanging handlers
@@ -301,6 +302,7 @@ func newAuthServer(opts *AuthOptions) (*AuthServer, error) {
 	case MetadataOpenIDAppended:
 		a.MetadataURL = a.Issuer + "/.well-known/openid-configuration"
 	}
+	a.routes = o.IssuerPath
 	a.AuthorizationEndpoint = a.Issuer + "/authorize"
 	a.TokenEndpoint = a.Issuer + "/token"
 	if !o.NoDCR {
@@ -493,19 +495,28 @@ func (a *AuthServer) verifyAccess(token string) (resource string, scopes []strin
 func (a *AuthServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
-	case path == strings.TrimPrefix(a.MetadataURL, a.http.URL):
+	case a.MetadataURL != "" && path == urlPath(a.MetadataURL):
 		a.serveMetadata(w, r)
-	case path == a.opts.IssuerPath+"/authorize":
+	case path == a.routes+"/authorize":
 		a.serveAuthorize(w, r)
-	case path == a.opts.IssuerPath+"/token":
+	case path == a.routes+"/token":
 		a.serveToken(w, r)
-	case path == a.opts.IssuerPath+"/register" && !a.opts.NoDCR:
+	case path == a.routes+"/register" && !a.opts.NoDCR:
 		a.serveRegister(w, r)
-	case path == a.opts.IssuerPath+"/revoke" && !a.opts.NoRevocation:
+	case path == a.routes+"/revoke" && !a.opts.NoRevocation:
 		a.serveRevoke(w, r)
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// urlPath is the path of an absolute URL this package made.
+func urlPath(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Path
 }
 
 func (a *AuthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {

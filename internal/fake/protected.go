@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -49,6 +50,7 @@ type resourceHooks struct {
 	metadata    func(m *oauthex.ProtectedResourceMetadata) // edits the metadata
 	also        []*AuthServer                              // further servers whose access tokens are accepted
 	protection  Protection
+	legacy      bool // Auth's endpoints are served on our origin (see StartLegacy)
 }
 
 // Protection describes how a protected [Server] identifies itself and what
@@ -179,12 +181,73 @@ func (s *Server) setResourceHooks(h resourceHooks) {
 	s.prot.hooks = h
 }
 
+// LegacyAuth says what a server of MCP 2025-03-26 (no protected resource
+// metadata; its origin is its authorization server) publishes about its
+// authorization server.
+type LegacyAuth int
+
+const (
+	// LegacyMetadata publishes RFC 8414 metadata at the origin's
+	// /.well-known/oauth-authorization-server, whose issuer is the origin
+	// and whose endpoints are under /oauth, not at the default paths: a
+	// client must use what the metadata says.
+	LegacyMetadata LegacyAuth = iota + 1
+	// LegacyDefaults publishes nothing: the endpoints are the defaults
+	// /authorize, /token and /register at the origin.
+	LegacyDefaults
+)
+
+// StartLegacy starts a protected [Server] of MCP 2025-03-26 and its
+// authorization server for a test, stopping both when it ends: no
+// protected resource metadata anywhere, challenges without
+// resource_metadata or scope, and the authorization server of opts
+// answering on the server's own origin (its issuer), as mode says. opts
+// must not set IssuerPath or MetadataAt.
+func StartLegacy(t testing.TB, mode LegacyAuth, opts *AuthOptions) (*Server, *AuthServer) {
+	t.Helper()
+	if opts != nil && (opts.IssuerPath != "" || opts.MetadataAt != "") {
+		t.Fatal("fake: StartLegacy decides IssuerPath and MetadataAt")
+	}
+	a := StartAuth(t, opts)
+	s := Start(t, &Options{Auth: a, OmitResourceMetadata: true, OmitChallengeScope: true})
+	origin := s.origin()
+	a.mu.Lock()
+	a.Issuer = origin
+	switch mode {
+	case LegacyMetadata:
+		a.routes = "/oauth"
+		a.MetadataURL = origin + "/.well-known/oauth-authorization-server"
+	case LegacyDefaults:
+		a.routes = ""
+		a.MetadataURL = ""
+	default:
+		a.mu.Unlock()
+		t.Fatalf("fake: unknown LegacyAuth %d", mode)
+	}
+	a.AuthorizationEndpoint = origin + a.routes + "/authorize"
+	a.TokenEndpoint = origin + a.routes + "/token"
+	if a.RegistrationEndpoint != "" {
+		a.RegistrationEndpoint = origin + a.routes + "/register"
+	}
+	if a.RevocationEndpoint != "" {
+		a.RevocationEndpoint = origin + a.routes + "/revoke"
+	}
+	a.mu.Unlock()
+	s.setResourceHooks(resourceHooks{noMetadata: true, legacy: true})
+	return s, a
+}
+
 // serveResourceMetadata answers a request for the protected resource
-// metadata and reports whether r was one.
+// metadata (or, on a legacy server, for its authorization server) and
+// reports whether r was one.
 func (s *Server) serveResourceMetadata(w http.ResponseWriter, r *http.Request) bool {
 	s.mu.Lock()
 	hooks := s.prot.hooks
 	s.mu.Unlock()
+	if hooks.legacy && r.URL.Path != Endpoint {
+		s.opts.Auth.serveHTTP(w, r)
+		return true
+	}
 	if r.URL.Path != s.metadataPath(hooks) {
 		return false
 	}

@@ -118,3 +118,44 @@ func TestProtectionStepUpChallenges(t *testing.T) {
 		})
 	}
 }
+
+// TestStartLegacy: a 2025-03-26 server serves no protected resource
+// metadata, challenges with a bare Bearer, and hosts its authorization
+// server on its own origin: metadata at the root (endpoints under /oauth),
+// or nothing and the default endpoints.
+func TestStartLegacy(t *testing.T) {
+	for name, mode := range map[string]fake.LegacyAuth{"metadata": fake.LegacyMetadata, "defaults": fake.LegacyDefaults} {
+		t.Run(name, func(t *testing.T) {
+			srv, a := fake.StartLegacy(t, mode, nil)
+			origin := strings.TrimSuffix(srv.URL, fake.Endpoint)
+			if status := getJSON(t, origin+fake.ResourceMetadataPath, nil); status != http.StatusNotFound {
+				t.Errorf("path-aware PRM: %d", status)
+			}
+			if status := getJSON(t, origin+"/.well-known/oauth-protected-resource", nil); status != http.StatusNotFound {
+				t.Errorf("root PRM: %d", status)
+			}
+			if got := post(t, srv.URL, initializeBody, nil).Header.Get("WWW-Authenticate"); got != "Bearer" {
+				t.Errorf("challenge %q, want a bare Bearer", got)
+			}
+			var m map[string]any
+			status := getJSON(t, origin+"/.well-known/oauth-authorization-server", &m)
+			wantAuthorize := origin + "/authorize"
+			if mode == fake.LegacyMetadata {
+				wantAuthorize = origin + "/oauth/authorize"
+				if status != http.StatusOK || m["issuer"] != origin || m["authorization_endpoint"] != wantAuthorize {
+					t.Errorf("metadata %d %v", status, m)
+				}
+			} else if status != http.StatusNotFound {
+				t.Errorf("metadata answered %d, want 404", status)
+			}
+			if a.Issuer != origin || a.AuthorizationEndpoint != wantAuthorize {
+				t.Errorf("issuer %s, authorization endpoint %s", a.Issuer, a.AuthorizationEndpoint)
+			}
+			client := publicClient(t, a)
+			tr := login(t, a, client, srv.URL, "read")
+			if resp := post(t, srv.URL, initializeBody, http.Header{"Authorization": {"Bearer " + tr.AccessToken}}); resp.StatusCode != http.StatusOK {
+				t.Errorf("initialize with the token: %d", resp.StatusCode)
+			}
+		})
+	}
+}
