@@ -71,6 +71,13 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 			Message: "the server refused this sign-in (HTTP 403)"}
 	}
 	if sent != "" {
+		if issuer, moved := h.c.issuerMoved(ctx, cfg, ch); moved {
+			// The credential came from an authorization server the
+			// server no longer names: refreshing there would only renew
+			// a token the server refuses.
+			return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: orCode(ch.errorCode, "invalid_token"),
+				Message: "the server " + cfg.ID + " no longer accepts sign-ins from " + issuer + "; sign in again with: mcpgate auth " + cfg.ID}
+		}
 		// The server rejected a token it should have accepted: refresh it
 		// (unless someone already did) and let the transport retry once.
 		tok, err := h.c.accessToken(ctx, cfg, sent)
@@ -94,6 +101,22 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		msg = "no bearer token is stored for " + cfg.ID + "; store one with: mcpgate add " + cfg.ID + " URL --auth bearer --replace (token on stdin)"
 	}
 	return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: orCode(ch.errorCode, "login_required"), Message: msg}
+}
+
+// issuerMoved reports whether the server's protected resource metadata
+// no longer lists the authorization server cfg's credential came from (it
+// moved to another: SEP-2352), and names that issuer. Any doubt (no
+// credential, metadata unreadable) is not a move.
+func (c *Client) issuerMoved(ctx context.Context, cfg *mcpgate.ServerConfig, ch challenge) (string, bool) {
+	cur, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID)
+	if err != nil || cur.Kind != store.KindOAuth || cur.Issuer == "" || !bound(cur, cfg) {
+		return "", false
+	}
+	md, err := c.discoverResource(ctx, cfg.URL, ch)
+	if err != nil || slices.Contains(md.issuers, cur.Issuer) {
+		return "", false
+	}
+	return cur.Issuer, true
 }
 
 func orCode(code, def string) string {

@@ -76,7 +76,7 @@ func (c *Client) register(ctx context.Context, issuer string, asm *oauthex.AuthS
 		GrantTypes:              []string{"authorization_code", "refresh_token"},
 		ResponseTypes:           []string{"code"},
 		TokenEndpointAuthMethod: "none",
-		ApplicationType:         "native",
+		ApplicationType:         applicationType(redirectURI),
 	}
 	var resp oauthex.ClientRegistrationResponse
 	if err := c.postJSON(ctx, asm.RegistrationEndpoint, req, &resp); err != nil {
@@ -113,6 +113,20 @@ func (c *Client) register(ctx context.Context, issuer string, asm *oauthex.AuthS
 		return nil, storeError("storing the client registration", err)
 	}
 	return reg, nil
+}
+
+// applicationType is the application_type to register (SEP-837, OpenID
+// Connect Dynamic Client Registration §2): "web" when the browser comes
+// back to an https page on a host (a gateway's own callback), "native"
+// for mcpgate on a person's machine, whose redirect is a loopback address.
+// Authorization servers hold a client to it, e.g. refusing a loopback
+// redirect for a web client.
+func applicationType(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err == nil && u.Scheme == "https" && !mcpgate.IsLoopbackHost(u.Hostname()) {
+		return "web"
+	}
+	return "native"
 }
 
 // registrationKey is the redirect URI a registration is stored under: for

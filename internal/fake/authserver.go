@@ -171,6 +171,7 @@ type AuthServer struct {
 	tokenRequests  map[string]int
 	lastAuthorize  url.Values
 	lastToken      map[string]url.Values
+	lastRegister   map[string]any
 }
 
 // authHooks let the hostile variants bend one behaviour of an otherwise
@@ -375,6 +376,21 @@ func (a *AuthServer) Registrations() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.registrations
+}
+
+// LastRegistration returns the client metadata of the latest dynamic
+// registration request, as sent, or nil if there was none.
+func (a *AuthServer) LastRegistration() map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.lastRegister == nil {
+		return nil
+	}
+	out := make(map[string]any, len(a.lastRegister))
+	for k, v := range a.lastRegister {
+		out[k] = v
+	}
+	return out
 }
 
 // Authorizations returns how many requests reached the authorize endpoint,
@@ -599,10 +615,21 @@ func (a *AuthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 		ResponseTypes           []string `json:"response_types"`
 		ClientName              string   `json:"client_name"`
 		Scope                   string   `json:"scope"`
+		ApplicationType         *string  `json:"application_type"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	var sent map[string]any
+	if err := json.Unmarshal(body, &req); err != nil || json.Unmarshal(body, &sent) != nil {
 		registrationError(w, "invalid_client_metadata", "the body is not a JSON client metadata object")
 		return
+	}
+	a.mu.Lock()
+	a.lastRegister = sent
+	a.mu.Unlock()
+	if req.ApplicationType != nil {
+		if err := checkApplicationType(*req.ApplicationType, req.RedirectURIs); err != nil {
+			registrationError(w, "invalid_redirect_uri", err.Error())
+			return
+		}
 	}
 	method := req.TokenEndpointAuthMethod
 	if method == "" {
@@ -682,6 +709,30 @@ func (a *AuthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	a.mu.Unlock()
 	writeJSON(w, http.StatusCreated, resp)
+}
+
+// checkApplicationType holds a registration to what its application_type
+// says (OpenID Connect Dynamic Client Registration §2, MCP SEP-837): a
+// native client redirects to a loopback http address or a custom scheme,
+// a web client to https on a host that is not loopback.
+func checkApplicationType(appType string, redirectURIs []string) error {
+	if appType != "native" && appType != "web" {
+		return fmt.Errorf("application_type %q must be native or web", appType)
+	}
+	for _, raw := range redirectURIs {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue // checkRedirectURI says why
+		}
+		loopback := isLoopbackHost(u.Hostname())
+		switch {
+		case appType == "native" && u.Scheme == "https" && !loopback:
+			return fmt.Errorf("a native client may not redirect to %s (https on a web host): register it as application_type web", raw)
+		case appType == "web" && (u.Scheme != "https" || loopback):
+			return fmt.Errorf("a web client must redirect to https on a host that is not loopback, not %s: register it as application_type native", raw)
+		}
+	}
+	return nil
 }
 
 func registrationError(w http.ResponseWriter, code, description string) {

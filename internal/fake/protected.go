@@ -50,7 +50,8 @@ type resourceHooks struct {
 	metadata    func(m *oauthex.ProtectedResourceMetadata) // edits the metadata
 	also        []*AuthServer                              // further servers whose access tokens are accepted
 	protection  Protection
-	legacy      bool // Auth's endpoints are served on our origin (see StartLegacy)
+	legacy      bool        // Auth's endpoints are served on our origin (see StartLegacy)
+	movedTo     *AuthServer // replaces Options.Auth (see MoveAuth)
 }
 
 // Protection describes how a protected [Server] identifies itself and what
@@ -156,6 +157,24 @@ func (s *Server) ResourceMetadataURL() string {
 	hooks := s.prot.hooks
 	s.mu.Unlock()
 	return s.origin() + s.metadataPath(hooks)
+}
+
+// MoveAuth moves the server to another authorization server, as when an
+// organisation changes identity provider: from now on its metadata lists
+// only to, and only to's access tokens are accepted; those of the one
+// before are refused with 401 invalid_token.
+func (s *Server) MoveAuth(to *AuthServer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prot.hooks.movedTo = to
+}
+
+// auth is the authorization server whose tokens the server accepts first.
+func (s *Server) auth(h resourceHooks) *AuthServer {
+	if h.movedTo != nil {
+		return h.movedTo
+	}
+	return s.opts.Auth
 }
 
 // Challenges returns the requests answered 401, oldest first.
@@ -266,8 +285,8 @@ func (s *Server) serveResourceMetadata(w http.ResponseWriter, r *http.Request) b
 func (s *Server) resourceMetadata(hooks resourceHooks) *oauthex.ProtectedResourceMetadata {
 	m := &oauthex.ProtectedResourceMetadata{
 		Resource:               s.resourceID(hooks),
-		AuthorizationServers:   []string{s.opts.Auth.Issuer},
-		ScopesSupported:        slices.DeleteFunc(slices.Clone(s.opts.Auth.opts.Scopes), func(sc string) bool { return sc == "offline_access" }),
+		AuthorizationServers:   []string{s.auth(hooks).Issuer},
+		ScopesSupported:        slices.DeleteFunc(slices.Clone(s.auth(hooks).opts.Scopes), func(sc string) bool { return sc == "offline_access" }),
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "Fake MCP server",
 	}
@@ -307,7 +326,7 @@ func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, msgs [
 		ok       bool
 	)
 	if presented {
-		for _, a := range append([]*AuthServer{s.opts.Auth}, hooks.also...) {
+		for _, a := range append([]*AuthServer{s.auth(hooks)}, hooks.also...) {
 			if resource, scopes, ok = a.verifyAccess(token); ok {
 				break
 			}

@@ -159,3 +159,57 @@ func TestStartLegacy(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveAuth: after the move the metadata names the new authorization
+// server, whose tokens are accepted, and the old one's are refused.
+func TestMoveAuth(t *testing.T) {
+	a1, a2 := fake.StartAuth(t, nil), fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: a1})
+	for _, a := range []*fake.AuthServer{a1, a2} {
+		a.AddClient(fake.AuthClient{ID: "c", RedirectURIs: []string{loopbackRedirect}})
+	}
+	t1, _ := a1.Mint("c", srv.URL, "read")
+	t2, _ := a2.Mint("c", srv.URL, "read")
+	srv.MoveAuth(a2)
+	var prm oauthex.ProtectedResourceMetadata
+	if getJSON(t, srv.ResourceMetadataURL(), &prm); !slices.Equal(prm.AuthorizationServers, []string{a2.Issuer}) {
+		t.Errorf("authorization_servers %v, want only %s", prm.AuthorizationServers, a2.Issuer)
+	}
+	if resp := post(t, srv.URL, initializeBody, http.Header{"Authorization": {"Bearer " + t1}}); resp.StatusCode != http.StatusUnauthorized || challengeParams(t, resp)["error"] != "invalid_token" {
+		t.Errorf("the old server's token: %d", resp.StatusCode)
+	}
+	if resp := post(t, srv.URL, initializeBody, http.Header{"Authorization": {"Bearer " + t2}}); resp.StatusCode != http.StatusOK {
+		t.Errorf("the new server's token: %d", resp.StatusCode)
+	}
+}
+
+// TestRegistrationApplicationType: a registration that says what kind of
+// client it is must redirect accordingly; one that does not say is not
+// checked.
+func TestRegistrationApplicationType(t *testing.T) {
+	a := fake.StartAuth(t, nil)
+	for _, tc := range []struct {
+		appType  any
+		redirect string
+		ok       bool
+	}{
+		{"native", loopbackRedirect, true},
+		{"native", "https://app.example/callback", false},
+		{"web", "https://app.example/callback", true},
+		{"web", loopbackRedirect, false},
+		{"desktop", loopbackRedirect, false},
+		{nil, loopbackRedirect, true},
+	} {
+		meta := map[string]any{"redirect_uris": []string{tc.redirect}, "token_endpoint_auth_method": "none"}
+		if tc.appType != nil {
+			meta["application_type"] = tc.appType
+		}
+		status, resp := register(t, a, meta)
+		if (status == http.StatusCreated) != tc.ok {
+			t.Errorf("application_type %v with %s: %d %v", tc.appType, tc.redirect, status, resp)
+		}
+		if got := a.LastRegistration()["application_type"]; got != tc.appType {
+			t.Errorf("LastRegistration application_type %v, want %v", got, tc.appType)
+		}
+	}
+}
