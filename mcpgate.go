@@ -30,6 +30,9 @@ const (
 	GrantClientCredentials Grant = "client_credentials"
 )
 
+// SigningAlgs are the JWS algorithms mcpgate signs client assertions with.
+var SigningAlgs = []string{"ES256", "ES384", "ES512", "PS256", "PS384", "PS512", "RS256", "RS384", "RS512", "EdDSA"}
+
 // DefaultCallTimeout bounds a tool call when the server sets no timeout.
 const DefaultCallTimeout = 60 * time.Second
 
@@ -56,9 +59,13 @@ type ServerConfig struct {
 	// Grant is the OAuth grant: authorization_code (a person signs in,
 	// the default) or client_credentials (a machine, no person).
 	Grant Grant
-	// PrivateKeyFile is a PEM key (ES256 or RS256) for private_key_jwt
-	// client authentication with client_credentials.
+	// PrivateKeyFile is a PEM private key (EC, RSA or Ed25519) for
+	// private_key_jwt client authentication with client_credentials.
 	PrivateKeyFile string
+	// PrivateKeyAlg is the JWS algorithm of those client assertions (see
+	// [SigningAlgs]); empty picks one the key and the authorization server
+	// both fit.
+	PrivateKeyAlg string
 	// BearerTokenEnv names the environment variable holding the bearer token.
 	BearerTokenEnv string
 	// Headers are sent with every request; values may reference ${VAR} or
@@ -148,6 +155,14 @@ func (c ServerConfig) Validate() error {
 	}
 	if c.PrivateKeyFile != "" && c.Grant != GrantClientCredentials {
 		return invalidf("server %q: privateKeyFile: only used with grant client_credentials", c.ID)
+	}
+	if c.PrivateKeyAlg != "" {
+		if c.PrivateKeyFile == "" {
+			return invalidf("server %q: privateKeyAlg: only used with privateKeyFile", c.ID)
+		}
+		if !slices.Contains(SigningAlgs, c.PrivateKeyAlg) {
+			return invalidf("server %q: privateKeyAlg %q: must be one of %s", c.ID, c.PrivateKeyAlg, strings.Join(SigningAlgs, ", "))
+		}
 	}
 	if c.Auth != AuthOAuth && (c.ClientID != "" || c.ClientSecretEnv != "" || c.ClientMetadataURL != "" || c.Grant != "") {
 		return invalidf("server %q: clientId, clientSecretEnv, clientMetadataUrl and grant are only used with auth oauth", c.ID)

@@ -44,6 +44,7 @@ var fields = []field{
 	plain("clientMetadataUrl", "a string", func(c *mcpgate.ServerConfig) *string { return &c.ClientMetadataURL }, isEmpty),
 	plain("grant", `one of "authorization_code", "client_credentials"`, func(c *mcpgate.ServerConfig) *mcpgate.Grant { return &c.Grant }, isEmpty),
 	plain("privateKeyFile", "a string", func(c *mcpgate.ServerConfig) *string { return &c.PrivateKeyFile }, isEmpty),
+	plain("privateKeyAlg", "a string", func(c *mcpgate.ServerConfig) *string { return &c.PrivateKeyAlg }, isEmpty),
 	plain("bearerTokenEnv", "a string", func(c *mcpgate.ServerConfig) *string { return &c.BearerTokenEnv }, isEmpty),
 	plain("headers", "an object whose values are strings", func(c *mcpgate.ServerConfig) *map[string]string { return &c.Headers },
 		func(m map[string]string) bool { return len(m) == 0 }),

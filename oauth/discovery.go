@@ -222,6 +222,16 @@ func authServerMetadataURLs(issuer *url.URL) []string {
 	}
 }
 
+// authServer is an authorization server's metadata (RFC 8414), with the
+// members of the extensions mcpgate uses.
+type authServer struct {
+	oauthex.AuthServerMeta
+	// DPoPSigningAlgValuesSupported lists the algorithms the server
+	// accepts DPoP proofs in (RFC 9449 §5.1); absent when it does not
+	// bind tokens with DPoP.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
+}
+
 // errNoAuthServerMetadata is returned by discoverIssuer when every
 // metadata location answered 404.
 var errNoAuthServerMetadata = errors.New("no authorization server metadata")
@@ -240,22 +250,22 @@ func legacyIssuer(serverURL string) string {
 // authorization server at issuer that publishes none: the default
 // endpoints at its root. PKCE with S256 is mandatory in that revision, so
 // it is taken as supported.
-func legacyEndpoints(issuer string) *oauthex.AuthServerMeta {
-	return &oauthex.AuthServerMeta{
+func legacyEndpoints(issuer string) *authServer {
+	return &authServer{AuthServerMeta: oauthex.AuthServerMeta{
 		Issuer:                        issuer,
 		AuthorizationEndpoint:         issuer + "/authorize",
 		TokenEndpoint:                 issuer + "/token",
 		RegistrationEndpoint:          issuer + "/register",
 		CodeChallengeMethodsSupported: []string{"S256"},
 		ResponseTypesSupported:        []string{"code"},
-	}
+	}}
 }
 
 // discoverIssuer fetches and checks an authorization server's metadata
 // (RFC 8414): exact issuer, S256 PKCE, every endpoint https (or loopback
 // http) with a safe scheme. When every location answers 404 it returns
 // an error wrapping errNoAuthServerMetadata.
-func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
+func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*authServer, error) {
 	iu, err := checkEndpoint("issuer", issuer)
 	if err != nil {
 		return nil, err
@@ -263,7 +273,7 @@ func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*oauthex.Au
 	var lastErr error
 	absent := true
 	for _, cand := range authServerMetadataURLs(iu) {
-		var asm oauthex.AuthServerMeta
+		var asm authServer
 		if err := c.getJSON(ctx, cand, &asm); err != nil {
 			var hs *httpStatus
 			if !errors.As(err, &hs) || hs.code != http.StatusNotFound {

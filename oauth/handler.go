@@ -14,7 +14,6 @@ import (
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
 
@@ -211,7 +210,7 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 		"refresh_token": {cur.RefreshToken},
 		"resource":      {cur.Resource},
 	}
-	tr, err := c.requestToken(ctx, asm.TokenEndpoint, form, ca)
+	tr, err := c.requestToken(ctx, asm, form, ca)
 	if err != nil {
 		var me *mcpgate.Error
 		if errors.As(err, &me) && me.Code == "invalid_grant" {
@@ -227,7 +226,7 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 }
 
 // clientForRefresh finds the client that obtained cur.
-func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential, asm *oauthex.AuthServerMeta) (*clientAuth, error) {
+func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential, asm *authServer) (*clientAuth, error) {
 	if cfg.ClientID != "" && cfg.ClientID == cur.ClientID {
 		return c.configuredClient(cfg, asm)
 	}
@@ -297,7 +296,7 @@ func union(a, b []string) []string {
 // issuerMetadata caches discovered authorization server metadata. With
 // defaults set, an issuer that publishes no metadata anywhere gets the
 // default endpoints of MCP 2025-03-26 (see [legacyEndpoints]).
-func (c *Client) issuerMetadata(ctx context.Context, issuer string, defaults bool) (*oauthex.AuthServerMeta, error) {
+func (c *Client) issuerMetadata(ctx context.Context, issuer string, defaults bool) (*authServer, error) {
 	c.mu.Lock()
 	e, ok := c.asCache[issuer]
 	c.mu.Unlock()
@@ -322,12 +321,12 @@ func (c *Client) issuerMetadata(ctx context.Context, issuer string, defaults boo
 // credential of cfg's server came from. Only a server's own origin may
 // stand in for an authorization server without metadata: that is what
 // MCP 2025-03-26 does for a server without protected resource metadata.
-func (c *Client) serverMetadata(ctx context.Context, cfg *mcpgate.ServerConfig, issuer string) (*oauthex.AuthServerMeta, error) {
+func (c *Client) serverMetadata(ctx context.Context, cfg *mcpgate.ServerConfig, issuer string) (*authServer, error) {
 	return c.issuerMetadata(ctx, issuer, issuer == legacyIssuer(cfg.URL))
 }
 
 type cachedASM struct {
-	asm      *oauthex.AuthServerMeta
+	asm      *authServer
 	until    time.Time
 	defaults bool // legacyEndpoints, not published metadata
 }

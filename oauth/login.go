@@ -143,7 +143,7 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 // for, else the person's configured scopes, else the challenge's scope,
 // else what the resource says it supports, else none; plus offline_access
 // when the authorization server lists it, so the login can be refreshed.
-func (c *Client) scopesFor(cfg *mcpgate.ServerConfig, ch challenge, md *metadata, asm *oauthex.AuthServerMeta, prev *store.Credential) []string {
+func (c *Client) scopesFor(cfg *mcpgate.ServerConfig, ch challenge, md *metadata, asm *authServer, prev *store.Credential) []string {
 	var s []string
 	switch {
 	case prev != nil && len(prev.StepUpScopes) > 0:
@@ -258,7 +258,7 @@ type callback struct {
 	query url.Values
 }
 
-func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfig, o *LoginOptions, resource, issuer string, asm *oauthex.AuthServerMeta, scopes []string, prev *store.Credential) (*LoginResult, error) {
+func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfig, o *LoginOptions, resource, issuer string, asm *authServer, scopes []string, prev *store.Credential) (*LoginResult, error) {
 	results := make(chan callback, 1)
 	var redirectURI string
 	if o.RedirectURI != "" {
@@ -329,7 +329,7 @@ func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfi
 		"code_verifier": {taken.Verifier},
 		"resource":      {taken.Resource},
 	}
-	tr, err := c.requestToken(ctx, asm.TokenEndpoint, form, ca)
+	tr, err := c.requestToken(ctx, asm, form, ca)
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +400,7 @@ func awaitRedirect(ctx context.Context, server string, results <-chan callback, 
 
 // checkCallback validates the redirect: the state we sent (compared in
 // constant time), the issuer (RFC 9207), and no error.
-func (c *Client) checkCallback(ctx context.Context, q url.Values, flow *store.Flow, asm *oauthex.AuthServerMeta) (string, error) {
+func (c *Client) checkCallback(ctx context.Context, q url.Values, flow *store.Flow, asm *authServer) (string, error) {
 	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(flow.State)) != 1 {
 		// Forget the flow: whoever sent this may be replaying an attack.
 		c.opts.Store.TakeFlow(ctx, flow.State)
@@ -501,7 +501,7 @@ func (c *Client) clientCredentials(ctx context.Context, cfg *mcpgate.ServerConfi
 	return c.clientCredentialsWith(ctx, cfg, cur.Resource, cur.Issuer, asm, cur.Scopes, cur)
 }
 
-func (c *Client) clientCredentialsWith(ctx context.Context, cfg *mcpgate.ServerConfig, resource, issuer string, asm *oauthex.AuthServerMeta, scopes []string, prev *store.Credential) (*store.Credential, error) {
+func (c *Client) clientCredentialsWith(ctx context.Context, cfg *mcpgate.ServerConfig, resource, issuer string, asm *authServer, scopes []string, prev *store.Credential) (*store.Credential, error) {
 	ca, err := c.configuredClient(cfg, asm)
 	if err != nil {
 		return nil, err
@@ -510,7 +510,7 @@ func (c *Client) clientCredentialsWith(ctx context.Context, cfg *mcpgate.ServerC
 	if len(scopes) > 0 {
 		form.Set("scope", strings.Join(scopes, " "))
 	}
-	tr, err := c.requestToken(ctx, asm.TokenEndpoint, form, ca)
+	tr, err := c.requestToken(ctx, asm, form, ca)
 	if err != nil {
 		return nil, err
 	}
@@ -564,7 +564,7 @@ func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutR
 			continue
 		}
 		form := url.Values{"token": {t.tok}, "token_type_hint": {t.hint}}
-		user, pass, err := ca.apply(form, asm.RevocationEndpoint, c.now())
+		user, pass, err := ca.apply(form, asm.Issuer, c.now())
 		if err == nil {
 			err = c.postForm(ctx, asm.RevocationEndpoint, form, user, pass, nil)
 		}

@@ -20,7 +20,7 @@ const maxClientIDBytes = 255
 // the configured client ID (and secret), else the Client ID Metadata
 // Document URL when configured and supported, else a dynamic registration
 // (RFC 7591), stored and reused.
-func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issuer string, asm *oauthex.AuthServerMeta, redirectURI string) (*clientAuth, error) {
+func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issuer string, asm *authServer, redirectURI string) (*clientAuth, error) {
 	if cfg.ClientID != "" {
 		return c.configuredClient(cfg, asm)
 	}
@@ -45,10 +45,14 @@ func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issue
 	return &clientAuth{id: reg.ClientID, secret: reg.ClientSecret, method: reg.TokenEndpointAuthMethod}, nil
 }
 
-func (c *Client) configuredClient(cfg *mcpgate.ServerConfig, asm *oauthex.AuthServerMeta) (*clientAuth, error) {
+func (c *Client) configuredClient(cfg *mcpgate.ServerConfig, asm *authServer) (*clientAuth, error) {
 	a := &clientAuth{id: cfg.ClientID, method: "none"}
 	if cfg.PrivateKeyFile != "" {
-		key, alg, err := loadKey(cfg.PrivateKeyFile)
+		key, err := loadKey(cfg.PrivateKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		alg, err := chooseAlg(key, cfg.PrivateKeyAlg, asm.TokenEndpointAuthSigningAlgValuesSupported)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +73,7 @@ func (c *Client) configuredClient(cfg *mcpgate.ServerConfig, asm *oauthex.AuthSe
 }
 
 // register performs dynamic client registration and stores the result.
-func (c *Client) register(ctx context.Context, issuer string, asm *oauthex.AuthServerMeta, redirectURI string) (*store.Registration, error) {
+func (c *Client) register(ctx context.Context, issuer string, asm *authServer, redirectURI string) (*store.Registration, error) {
 	req := &oauthex.ClientRegistrationMetadata{
 		ClientName:              c.opts.ClientName,
 		RedirectURIs:            []string{redirectURI},

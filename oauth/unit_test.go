@@ -1,6 +1,12 @@
 package oauth
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -106,14 +112,14 @@ func TestChooseIssuerNeverGuesses(t *testing.T) {
 func TestScopesFor(t *testing.T) {
 	c := New(&Options{})
 	md := &metadata{prm: &oauthex.ProtectedResourceMetadata{ScopesSupported: []string{"read", "write"}}}
-	asm := &oauthex.AuthServerMeta{ScopesSupported: []string{"read", "offline_access"}}
-	plainAS := &oauthex.AuthServerMeta{}
+	asm := &authServer{AuthServerMeta: oauthex.AuthServerMeta{ScopesSupported: []string{"read", "offline_access"}}}
+	plainAS := &authServer{}
 	cfg := &mcpgate.ServerConfig{}
 	cases := []struct {
 		name string
 		cfg  *mcpgate.ServerConfig
 		ch   challenge
-		asm  *oauthex.AuthServerMeta
+		asm  *authServer
 		prev *store.Credential
 		want []string
 	}{
@@ -246,6 +252,37 @@ func TestCheckResource(t *testing.T) {
 	for _, c := range cases {
 		if err := checkResource(srv, c.resource, c.where); (err == nil) != c.ok {
 			t.Errorf("checkResource(%q, %v) = %v, want ok %v", c.resource, c.where, err, c.ok)
+		}
+	}
+}
+
+func TestChooseAlg(t *testing.T) {
+	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
+	cases := []struct {
+		name       string
+		key        crypto.Signer
+		configured string
+		accepted   []string
+		want       string // "" for an error
+	}{
+		{"P-256 alone", p256, "", nil, "ES256"},
+		{"P-384 alone", p384, "", nil, "ES384"},
+		{"Ed25519", ed, "", nil, "EdDSA"},
+		{"RSA says nothing: RS256", rsaKey, "", nil, "RS256"},
+		{"RSA, server prefers PS256", rsaKey, "", []string{"PS256", "RS256"}, "PS256"},
+		{"RSA, server takes only RS512", rsaKey, "", []string{"RS512"}, "RS512"},
+		{"configured", rsaKey, "PS384", nil, "PS384"},
+		{"configured but not listed", rsaKey, "PS384", []string{"RS256"}, ""},
+		{"configured but not the key's", p256, "ES384", nil, ""},
+		{"nothing fits", p256, "", []string{"RS256"}, ""},
+	}
+	for _, c := range cases {
+		got, err := chooseAlg(c.key, c.configured, c.accepted)
+		if got != c.want || (err == nil) != (c.want != "") {
+			t.Errorf("%s: %q %v, want %q", c.name, got, err, c.want)
 		}
 	}
 }

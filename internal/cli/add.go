@@ -27,6 +27,7 @@ type addOptions struct {
 	ClientMetadataURL string
 	Grant             string
 	PrivateKeyFile    string
+	PrivateKeyAlg     string
 	ConnectOnStartup  bool
 	Disabled          bool
 	Timeout           time.Duration
@@ -35,7 +36,7 @@ type addOptions struct {
 
 // oauthFlags are the flags that only make sense with --auth oauth, and so
 // imply it.
-var oauthFlags = []string{"client-id", "client-secret-env", "client-metadata-url", "grant", "private-key-file"}
+var oauthFlags = []string{"client-id", "client-secret-env", "client-metadata-url", "grant", "private-key-file", "private-key-alg"}
 
 func newAddCmd(app *App) *cobra.Command {
 	opts := &addOptions{Auth: newEnumFlag(string(mcpgate.AuthNone), "none", "bearer", "oauth")}
@@ -92,7 +93,8 @@ verbatim in the config and expanded only when a request is made.`),
 	f.StringVar(&opts.ClientSecretEnv, "client-secret-env", "", "environment `variable` holding the OAuth client's secret")
 	f.StringVar(&opts.ClientMetadataURL, "client-metadata-url", "", "https `URL` of mcpgate's Client ID Metadata Document, used when the authorization server supports it")
 	f.StringVar(&opts.Grant, "grant", "", "OAuth grant: authorization_code (a person signs in, the default) or client_credentials (a machine)")
-	f.StringVar(&opts.PrivateKeyFile, "private-key-file", "", "PEM `file` with the client's private key (ES256 or RS256) for client_credentials with private_key_jwt")
+	f.StringVar(&opts.PrivateKeyFile, "private-key-file", "", "PEM `file` with the client's private key (EC, RSA or Ed25519) for client_credentials with private_key_jwt")
+	f.StringVar(&opts.PrivateKeyAlg, "private-key-alg", "", "JWS `algorithm` of the private_key_jwt assertions ("+strings.Join(mcpgate.SigningAlgs, ", ")+"; default: one the key and the authorization server fit)")
 	f.BoolVar(&opts.ConnectOnStartup, "connect-on-startup", false, "connect as soon as a long-running mcpgate starts")
 	f.BoolVar(&opts.Disabled, "disabled", false, "add the server disabled")
 	f.DurationVar(&opts.Timeout, "timeout", 0, "tool call timeout (default 60s)")
@@ -211,6 +213,7 @@ func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 		ClientMetadataURL: o.ClientMetadataURL,
 		Grant:             mcpgate.Grant(o.Grant),
 		PrivateKeyFile:    o.PrivateKeyFile,
+		PrivateKeyAlg:     o.PrivateKeyAlg,
 		Timeout:           o.Timeout,
 	}
 	if s.Auth != mcpgate.AuthBearer && s.BearerTokenEnv != "" {
@@ -221,6 +224,9 @@ func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 	}
 	if s.Auth != mcpgate.AuthOAuth && (s.ClientID != "" || s.ClientSecretEnv != "" || s.ClientMetadataURL != "" || s.Grant != "" || s.PrivateKeyFile != "") {
 		return s, usageErrorf("--client-id, --client-secret-env, --client-metadata-url, --grant and --private-key-file are only for --auth oauth")
+	}
+	if s.PrivateKeyAlg != "" && s.PrivateKeyFile == "" {
+		return s, usageErrorf("--private-key-alg is only for --private-key-file")
 	}
 	switch s.Grant {
 	case "", mcpgate.GrantAuthorizationCode:

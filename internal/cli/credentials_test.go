@@ -297,6 +297,7 @@ func TestAddOAuthFlags(t *testing.T) {
 		{[]string{"--private-key-file", "key.pem"}, "only for --grant client_credentials"},
 		{[]string{"--grant", "client_credentials", "--client-id", "x", "--private-key-file", filepath.Join(t.TempDir(), "missing.pem")}, "missing.pem"},
 		{[]string{"--client-metadata-url", "http://example.com/client.json"}, "clientMetadataUrl"},
+		{[]string{"--private-key-alg", "ES256"}, "only for --private-key-file"},
 	} {
 		r := h.run(append([]string{"add", "x", "https://x.example.com/mcp"}, tt.args...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
@@ -316,9 +317,12 @@ func TestAddOAuthFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.mustRun(0, "add", "ci", "https://ci.example.com/mcp", "--grant", "client_credentials", "--client-id", "ci", "--private-key-file", rel)
-	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"privateKeyFile": "`+key+`"`) {
-		t.Errorf("the key path should be kept absolute:\n%s", cfg)
+	if r := h.run("add", "ci", "https://ci.example.com/mcp", "--grant", "client_credentials", "--client-id", "ci", "--private-key-file", rel, "--private-key-alg", "HS256"); r.code != exitUsage || !strings.Contains(r.stderr, "privateKeyAlg") {
+		t.Errorf("a symmetric algorithm: want exit 2 naming privateKeyAlg, got:\n%s", r)
+	}
+	h.mustRun(0, "add", "ci", "https://ci.example.com/mcp", "--grant", "client_credentials", "--client-id", "ci", "--private-key-file", rel, "--private-key-alg", "PS256")
+	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"privateKeyFile": "`+key+`"`) || !strings.Contains(cfg, `"privateKeyAlg": "PS256"`) {
+		t.Errorf("the key path should be kept absolute, with the algorithm:\n%s", cfg)
 	}
 }
 

@@ -90,8 +90,9 @@ type AuthOptions struct {
 	ClientCredentials map[string]string
 	// JWTClients are clients allowed the client_credentials grant that
 	// authenticate with private_key_jwt (RFC 7523): client ID → public key
-	// (*ecdsa.PublicKey on P-256 for ES256, *rsa.PublicKey for RS256). The
-	// assertion's aud must be the token endpoint or the issuer.
+	// (*ecdsa.PublicKey on P-256 for ES256, *rsa.PublicKey for RS256 or
+	// PS256). The assertion's aud must be the issuer (RFC 7523bis): the
+	// token endpoint's URL is refused.
 	JWTClients map[string]crypto.PublicKey
 	// NoDCR omits registration_endpoint: clients must be added with
 	// [AuthServer.AddClient] (a "configured client ID").
@@ -556,7 +557,7 @@ func (a *AuthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
 		"authorization_response_iss_parameter_supported": true,
 	}
 	if slices.Contains(methods, AuthMethodPrivateKeyJWT) {
-		m["token_endpoint_auth_signing_alg_values_supported"] = []string{"ES256", "RS256"}
+		m["token_endpoint_auth_signing_alg_values_supported"] = []string{"ES256", "RS256", "PS256"}
 	}
 	if a.RegistrationEndpoint != "" {
 		m["registration_endpoint"] = a.RegistrationEndpoint

@@ -322,7 +322,9 @@ func (a *AuthServer) authenticateLocked(r *http.Request, form url.Values) (*auth
 		}
 	case AuthMethodPrivateKeyJWT:
 		now := time.Now()
-		jti, exp, err := verifyAssertion(form.Get("client_assertion"), c.key, c.id, []string{a.TokenEndpoint, a.Issuer}, now)
+		// RFC 7523bis: the audience is the issuer identifier alone, so an
+		// assertion for this server's token endpoint URL is refused.
+		jti, exp, err := verifyAssertion(form.Get("client_assertion"), c.key, c.id, []string{a.Issuer}, now)
 		if err != nil {
 			bad.description = "client assertion: " + err.Error()
 			return nil, bad

@@ -341,6 +341,9 @@ func (d *driver) auth(scenario string) error {
 			return err
 		}
 		add = append(add, "--grant", "client_credentials", "--client-id", d.str("client_id"), "--private-key-file", key)
+		if alg := d.str("signing_algorithm"); alg != "" {
+			add = append(add, "--private-key-alg", alg)
+		}
 	default:
 		add = append(add, "--client-metadata-url", cimdURL)
 	}
