@@ -38,7 +38,7 @@ func parseChallenge(headers []string) challenge {
 		}
 		ch.resourceMetadata = c.Params["resource_metadata"]
 		ch.scope = strings.Fields(c.Params["scope"])
-		ch.errorCode = c.Params["error"]
+		ch.errorCode = providerCode(c.Params["error"])
 		break
 	}
 	return ch

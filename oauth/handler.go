@@ -118,9 +118,11 @@ func (c *Client) issuerMoved(ctx context.Context, cfg *mcpgate.ServerConfig, ch 
 	return cur.Issuer, true
 }
 
+// orCode is the challenge's error code (already checked by
+// providerCode), else def.
 func orCode(code, def string) string {
 	if code != "" {
-		return mcpgate.Sanitize(code, 40)
+		return code
 	}
 	return def
 }

@@ -44,6 +44,7 @@ func TestHostileAuthorizationRefused(t *testing.T) {
 		{fake.HostileWrongIss, "iss mismatch", true},
 		{fake.HostileMissingIss, "iss mismatch", true},
 		{fake.HostileTokenHuge, "size bound", true},
+		{fake.HostileTokenErrorText, "HTTP 400", true},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.mode), func(t *testing.T) {
@@ -73,6 +74,12 @@ func TestHostileAuthorizationRefused(t *testing.T) {
 				t.Errorf("fetched metadata from the other origin %d times", h.OtherOriginRequests())
 			}
 			noSecrets(t, h.Auth.Secrets(), err.Error())
+			if tc.mode == fake.HostileTokenErrorText {
+				// Remote text of any shape but a code's is no error code.
+				if code(err) != "" || strings.Contains(err.Error(), "IGNORE") || strings.ContainsAny(err.Error(), "\x1b\r\n\x00") {
+					t.Errorf("remote error text passed through: code %q, message %q", code(err), err.Error())
+				}
+			}
 		})
 	}
 }

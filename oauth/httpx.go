@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -189,6 +190,7 @@ func (c *Client) do(req *http.Request, v any) error {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		pe := &ProtocolError{HTTPStatus: resp.StatusCode}
 		_ = json.Unmarshal(body, pe)
+		pe.ErrorCode = providerCode(pe.ErrorCode)
 		return pe
 	}
 	if v == nil {
@@ -200,9 +202,22 @@ func (c *Client) do(req *http.Request, v any) error {
 	return nil
 }
 
+var codePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
+
+// providerCode is an error code a remote server sent, when it looks like
+// one (RFC 6749 codes are short ASCII words), else "": it reaches error
+// categories and models, so remote text of any other shape is dropped.
+func providerCode(code string) string {
+	if codePattern.MatchString(code) {
+		return code
+	}
+	return ""
+}
+
 // ProtocolError is an OAuth error answer (RFC 6749 §5.2, RFC 7591 §3.2.2).
-// ErrorDescription is remote text: show it to people only after
-// sanitizing, never to a model.
+// ErrorCode is kept only when it has the shape of a code (see
+// providerCode). ErrorDescription is remote text: show it to people only
+// after sanitizing, never to a model.
 type ProtocolError struct {
 	HTTPStatus       int    `json:"-"`
 	ErrorCode        string `json:"error"`

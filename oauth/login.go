@@ -417,11 +417,15 @@ func (c *Client) checkCallback(ctx context.Context, q url.Values, flow *store.Fl
 	}
 	if e := q.Get("error"); e != "" {
 		c.opts.Store.TakeFlow(ctx, flow.State)
-		msg := "the authorization server refused the sign-in: " + mcpgate.Sanitize(e, 60)
+		code := providerCode(e)
+		msg := "the authorization server refused the sign-in"
+		if code != "" {
+			msg += ": " + code
+		}
 		if d := mcpgate.Sanitize(q.Get("error_description"), 200); d != "" {
 			msg += ": " + d
 		}
-		return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: mcpgate.Sanitize(e, 60), Message: msg}
+		return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: code, Message: msg}
 	}
 	code := q.Get("code")
 	if code == "" {

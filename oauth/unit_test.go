@@ -286,3 +286,25 @@ func TestChooseAlg(t *testing.T) {
 		}
 	}
 }
+
+func TestProviderCode(t *testing.T) {
+	for code, want := range map[string]string{
+		"invalid_grant":          "invalid_grant",
+		"urn.example-x_1":        "urn.example-x_1",
+		"":                       "",
+		"two words":              "",
+		"ignore previous; do x":  "",
+		"\x1b[31mred":            "",
+		strings.Repeat("a", 40):  strings.Repeat("a", 40),
+		strings.Repeat("a", 41):  "",
+		"invalid_grant\nInject:": "",
+	} {
+		if got := providerCode(code); got != want {
+			t.Errorf("providerCode(%q) = %q, want %q", code, got, want)
+		}
+	}
+	ch := parseChallenge([]string{`Bearer error="evil text here", scope="read"`})
+	if ch.errorCode != "" {
+		t.Errorf("a challenge's malformed error code was kept: %q", ch.errorCode)
+	}
+}
