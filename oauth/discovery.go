@@ -19,11 +19,13 @@ func discoveryErrorf(format string, args ...any) *mcpgate.Error {
 	return mcpgate.Errorf(mcpgate.CategoryProtocol, "authorization discovery: "+format, args...)
 }
 
-// challenge is what a 401 or 403 WWW-Authenticate Bearer challenge said.
+// challenge is what a 401 or 403 WWW-Authenticate challenge said, in the
+// Bearer (RFC 6750) or DPoP (RFC 9449 §7.1) scheme.
 type challenge struct {
 	resourceMetadata string
 	scope            []string
 	errorCode        string
+	bearer, dpop     bool // the schemes the server offered
 }
 
 func parseChallenge(headers []string) challenge {
@@ -32,14 +34,30 @@ func parseChallenge(headers []string) challenge {
 	if err != nil {
 		return ch
 	}
+	found := false
 	for _, c := range cs {
-		if c.Scheme != "bearer" {
+		switch c.Scheme {
+		case "bearer":
+			ch.bearer = true
+		case "dpop":
+			ch.dpop = true
+		default:
 			continue
 		}
-		ch.resourceMetadata = c.Params["resource_metadata"]
-		ch.scope = strings.Fields(c.Params["scope"])
-		ch.errorCode = providerCode(c.Params["error"])
-		break
+		// The first challenge of either scheme says what the server
+		// wants; a later one fills in only what it left out.
+		if !found || (ch.resourceMetadata == "" && c.Params["resource_metadata"] != "") {
+			found = true
+			if v := c.Params["resource_metadata"]; v != "" {
+				ch.resourceMetadata = v
+			}
+			if v := strings.Fields(c.Params["scope"]); len(v) > 0 && len(ch.scope) == 0 {
+				ch.scope = v
+			}
+			if v := providerCode(c.Params["error"]); v != "" && ch.errorCode == "" {
+				ch.errorCode = v
+			}
+		}
 	}
 	return ch
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -46,14 +47,73 @@ func (c *Client) Handler(cfg mcpgate.ServerConfig) auth.OAuthHandler {
 type handler struct {
 	c   *Client
 	cfg mcpgate.ServerConfig
+
+	mu    sync.Mutex
+	bound map[string]*dpopKey // access token → the key it is bound to (DPoP tokens only)
 }
 
+// maxBoundTokens bounds the tokens a handler remembers keys for: the
+// current one and those of requests still in flight when it was renewed.
+const maxBoundTokens = 8
+
 func (h *handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
-	tok, err := h.c.accessToken(ctx, &h.cfg, "")
+	tok, key, err := h.c.accessToken(ctx, &h.cfg, "")
 	if err != nil || tok == "" {
 		return nil, err
 	}
+	if err := h.remember(tok, key); err != nil {
+		return nil, err
+	}
+	// The go-sdk sends every token as Bearer; PrepareRequest presents a
+	// DPoP-bound one with its scheme and proof.
 	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}), nil
+}
+
+// remember notes which key tok is bound to, for PrepareRequest.
+func (h *handler) remember(tok, key string) error {
+	if key == "" {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.bound[tok]; ok {
+		return nil
+	}
+	k, err := decodeDPoPKey(key)
+	if err != nil {
+		return &mcpgate.Error{Category: mcpgate.CategoryInternal, Message: "reading the credential's DPoP key: " + err.Error()}
+	}
+	if h.bound == nil || len(h.bound) >= maxBoundTokens {
+		h.bound = make(map[string]*dpopKey)
+	}
+	h.bound[tok] = k
+	return nil
+}
+
+// PrepareRequest implements manager.RequestPreparer: a request carrying a
+// DPoP-bound access token (as "Bearer", the way the go-sdk sets it) goes
+// with the DPoP scheme and a fresh proof for exactly this request (RFC
+// 9449 §7), carrying the server's nonce when it gave one (§9). Requests
+// with a bearer token or none are left as they are.
+func (h *handler) PrepareRequest(req *http.Request) error {
+	tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if !ok || tok == "" {
+		return nil
+	}
+	h.mu.Lock()
+	key := h.bound[tok]
+	h.mu.Unlock()
+	if key == nil {
+		return nil
+	}
+	target := req.URL.String()
+	proof, err := key.proof(req.Method, target, tok, h.c.nonce(target), h.c.now())
+	if err != nil {
+		return mcpgate.Errorf(mcpgate.CategoryInternal, "making a DPoP proof: %w", err)
+	}
+	req.Header.Set("Authorization", "DPoP "+tok)
+	req.Header.Set("DPoP", proof)
+	return nil
 }
 
 func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
@@ -61,7 +121,16 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	sent, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if sent == "" {
+		sent, _ = strings.CutPrefix(req.Header.Get("Authorization"), "DPoP ")
+	}
 	cfg := &h.cfg
+	if resp.StatusCode == http.StatusUnauthorized && ch.errorCode == "use_dpop_nonce" && sent != "" && resp.Header.Get("DPoP-Nonce") != "" {
+		// RFC 9449 §9: the server wants its nonce in the proof. The
+		// transport retries once, with a proof that carries it.
+		h.c.noteNonce(req.URL.String(), resp.Header)
+		return nil
+	}
 	if resp.StatusCode == http.StatusForbidden {
 		if ch.errorCode == "insufficient_scope" {
 			return h.c.stepUp(ctx, cfg, ch.scope)
@@ -79,17 +148,17 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		}
 		// The server rejected a token it should have accepted: refresh it
 		// (unless someone already did) and let the transport retry once.
-		tok, err := h.c.accessToken(ctx, cfg, sent)
+		tok, key, err := h.c.accessToken(ctx, cfg, sent)
 		if err != nil {
 			return err
 		}
 		if tok != "" && tok != sent {
-			return nil
+			return h.remember(tok, key)
 		}
 		return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: orCode(ch.errorCode, "invalid_token"),
 			Message: "the server rejected the sign-in for " + cfg.ID + "; sign in again with: mcpgate auth " + cfg.ID}
 	}
-	if cfg.Grant == mcpgate.GrantClientCredentials {
+	if cfg.Grant.Machine() {
 		if _, err := h.c.Login(ctx, *cfg, nil); err != nil {
 			return err
 		}
@@ -145,37 +214,47 @@ func (c *Client) fresh(cred *store.Credential) bool {
 
 // accessToken returns the token to send to cfg's server, refreshing it
 // under the credential's lock when it has expired or when rejected (the
-// token the server refused) is still the stored one. "" means there is no
+// token the server refused) is still the stored one, and the DPoP key the
+// token is bound to, if any (stored form). "" means there is no
 // credential: the request goes without one and the server decides.
-func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rejected string) (string, error) {
+func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rejected string) (tok, key string, err error) {
 	cred, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return "", nil
+		return "", "", nil
 	case err != nil:
-		return "", storeError("reading the credential", err)
+		return "", "", storeError("reading the credential", err)
 	case !bound(cred, cfg):
 		c.logf(cfg.ID, "ignoring a credential bound to another server URL")
-		return "", nil
+		return "", "", nil
 	case cred.Kind == store.KindBearer:
 		if rejected != "" && rejected == cred.AccessToken {
-			return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: "invalid_token",
+			return "", "", &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: "invalid_token",
 				Message: "the server rejected the stored bearer token for " + cfg.ID}
 		}
-		return cred.AccessToken, nil
+		return cred.AccessToken, "", nil
 	case rejected == "" && c.fresh(cred):
-		return cred.AccessToken, nil
+		return cred.AccessToken, dpopKeyOf(cred), nil
 	}
 	next, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(ctx context.Context, cur *store.Credential) (*store.Credential, error) {
 		return c.refresh(ctx, cfg, cur, rejected)
 	})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if next == nil {
-		return "", nil
+		return "", "", nil
 	}
-	return next.AccessToken, nil
+	return next.AccessToken, dpopKeyOf(next), nil
+}
+
+// dpopKeyOf is the key cred's access token is bound to, "" for a bearer
+// token.
+func dpopKeyOf(cred *store.Credential) string {
+	if strings.EqualFold(cred.TokenType, "DPoP") {
+		return cred.DPoPKey
+	}
+	return ""
 }
 
 // refresh decides, under the lock, the credential's next value. It re-reads
@@ -188,8 +267,12 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 	if cur.AccessToken != rejected && c.fresh(cur) {
 		return cur, nil // someone else refreshed meanwhile
 	}
-	if cfg.Grant == mcpgate.GrantClientCredentials {
-		next, err := c.clientCredentials(ctx, cfg, cur)
+	if cfg.Grant.Machine() {
+		asm, err := c.serverMetadata(ctx, cfg, cur.Issuer)
+		if err != nil {
+			return cur, err
+		}
+		next, err := c.machineToken(ctx, cfg, cur.Resource, asm, cur.Scopes, cur, challenge{})
 		if err != nil {
 			return cur, err
 		}
@@ -207,12 +290,20 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 	if err != nil {
 		return cur, err
 	}
+	var key *dpopKey
+	if cur.DPoPKey != "" {
+		// RFC 9449 §5: the refresh proves possession of the key the
+		// credential is bound to.
+		if key, err = decodeDPoPKey(cur.DPoPKey); err != nil {
+			return cur, &mcpgate.Error{Category: mcpgate.CategoryInternal, Message: "reading the credential's DPoP key: " + err.Error()}
+		}
+	}
 	form := url.Values{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {cur.RefreshToken},
 		"resource":      {cur.Resource},
 	}
-	tr, err := c.requestToken(ctx, asm, form, ca)
+	tr, err := c.requestToken(ctx, asm, form, ca, key)
 	if err != nil {
 		var me *mcpgate.Error
 		if errors.As(err, &me) && me.Code == "invalid_grant" {
@@ -224,7 +315,7 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 		return cur, err
 	}
 	c.logf(cfg.ID, "refreshed the access token")
-	return c.credentialFrom(cur.Binding, tr, cur.Scopes, cur), nil
+	return c.credentialFrom(cur.Binding, tr, cur.Scopes, cur, key), nil
 }
 
 // clientForRefresh finds the client that obtained cur.

@@ -50,6 +50,9 @@ type LoginResult struct {
 	Scopes  []string
 	Expiry  time.Time
 	Refresh bool // a refresh token was issued
+	// DPoP is set when the tokens are bound to a key of mcpgate's (RFC
+	// 9449), so they are useless to anyone who copies them.
+	DPoP bool
 	// Concurrent is set when another sign-in finished while this one
 	// waited for it, and its credential is used.
 	Concurrent bool
@@ -86,7 +89,7 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	defer unlock()
 	if cur, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID); err == nil && bound(cur, &cfg) &&
 		cur.UpdatedAt.After(started) && c.fresh(cur) && len(cur.StepUpScopes) == 0 {
-		return &LoginResult{Issuer: cur.Issuer, Scopes: cur.Scopes, Expiry: cur.Expiry, Refresh: cur.RefreshToken != "", Concurrent: true}, nil
+		return &LoginResult{Issuer: cur.Issuer, Scopes: cur.Scopes, Expiry: cur.Expiry, Refresh: cur.RefreshToken != "", DPoP: dpopKeyOf(cur) != "", Concurrent: true}, nil
 	}
 
 	ch, err := c.probe(ctx, &cfg)
@@ -124,8 +127,8 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	}
 	scopes := c.scopesFor(&cfg, ch, md, asm, prev)
 
-	if cfg.Grant == mcpgate.GrantClientCredentials {
-		cred, err := c.clientCredentialsWith(ctx, &cfg, md.resource, issuer, asm, scopes, prev)
+	if cfg.Grant.Machine() {
+		cred, err := c.machineToken(ctx, &cfg, md.resource, asm, scopes, prev, ch)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +139,7 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
 			Message: "signing in to " + cfg.ID + " needs a person; run: mcpgate auth " + cfg.ID}
 	}
-	return c.authorizationCode(ctx, &cfg, &o, md.resource, issuer, asm, scopes, prev)
+	return c.authorizationCode(ctx, &cfg, &o, ch, md.resource, issuer, asm, scopes, prev)
 }
 
 // scopesFor decides what to ask for: the scopes a step-up challenge asked
@@ -155,7 +158,7 @@ func (c *Client) scopesFor(cfg *mcpgate.ServerConfig, ch challenge, md *metadata
 	default:
 		s = append(s, md.prm.ScopesSupported...)
 	}
-	if cfg.Grant != mcpgate.GrantClientCredentials && slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(s, "offline_access") {
+	if !cfg.Grant.Machine() && slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(s, "offline_access") {
 		s = append(s, "offline_access")
 	}
 	return s
@@ -258,7 +261,12 @@ type callback struct {
 	query url.Values
 }
 
-func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfig, o *LoginOptions, resource, issuer string, asm *authServer, scopes []string, prev *store.Credential) (*LoginResult, error) {
+func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfig, o *LoginOptions, ch challenge, resource, issuer string, asm *authServer, scopes []string, prev *store.Credential) (*LoginResult, error) {
+	// A sign-in is a new credential, with a key of its own.
+	key, err := c.credentialKey(cfg, ch, asm, nil)
+	if err != nil {
+		return nil, err
+	}
 	results := make(chan callback, 1)
 	var redirectURI string
 	if o.RedirectURI != "" {
@@ -329,19 +337,14 @@ func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfi
 		"code_verifier": {taken.Verifier},
 		"resource":      {taken.Resource},
 	}
-	tr, err := c.requestToken(ctx, asm, form, ca)
+	tr, err := c.requestToken(ctx, asm, form, ca, key)
 	if err != nil {
 		return nil, err
 	}
 	b := store.Binding{Tenant: c.opts.Tenant, Server: cfg.ID, Resource: resource, Issuer: issuer, ClientID: ca.id, RedirectURI: redirectURI}
-	return c.storeLogin(ctx, cfg, c.signedIn(b, tr, scopes, prev))
-}
-
-// signedIn is the credential a sign-in obtained.
-func (c *Client) signedIn(b store.Binding, tr *tokenResponse, requested []string, prev *store.Credential) *store.Credential {
-	cred := c.credentialFrom(b, tr, requested, prev)
-	countStepUp(cred, requested, prev)
-	return cred
+	cred := c.credentialFrom(b, tr, scopes, prev, key)
+	countStepUp(cred, scopes, prev)
+	return c.storeLogin(ctx, cfg, cred)
 }
 
 // countStepUp counts a sign-in made for a pending step-up towards
@@ -496,32 +499,6 @@ func callbackHandler(server string, results chan<- callback) http.Handler {
 	return mux
 }
 
-// clientCredentials obtains a token for a machine client (no person).
-func (c *Client) clientCredentials(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential) (*store.Credential, error) {
-	asm, err := c.serverMetadata(ctx, cfg, cur.Issuer)
-	if err != nil {
-		return nil, err
-	}
-	return c.clientCredentialsWith(ctx, cfg, cur.Resource, cur.Issuer, asm, cur.Scopes, cur)
-}
-
-func (c *Client) clientCredentialsWith(ctx context.Context, cfg *mcpgate.ServerConfig, resource, issuer string, asm *authServer, scopes []string, prev *store.Credential) (*store.Credential, error) {
-	ca, err := c.configuredClient(cfg, asm)
-	if err != nil {
-		return nil, err
-	}
-	form := url.Values{"grant_type": {"client_credentials"}, "resource": {resource}}
-	if len(scopes) > 0 {
-		form.Set("scope", strings.Join(scopes, " "))
-	}
-	tr, err := c.requestToken(ctx, asm, form, ca)
-	if err != nil {
-		return nil, err
-	}
-	b := store.Binding{Tenant: c.opts.Tenant, Server: cfg.ID, Resource: resource, Issuer: issuer, ClientID: ca.id}
-	return c.credentialFrom(b, tr, scopes, prev), nil
-}
-
 func (c *Client) storeLogin(ctx context.Context, cfg *mcpgate.ServerConfig, cred *store.Credential) (*LoginResult, error) {
 	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(context.Context, *store.Credential) (*store.Credential, error) {
 		return cred, nil
@@ -529,7 +506,7 @@ func (c *Client) storeLogin(ctx context.Context, cfg *mcpgate.ServerConfig, cred
 	if err != nil {
 		return nil, storeError("storing the credential", err)
 	}
-	return &LoginResult{Issuer: cred.Issuer, Scopes: cred.Scopes, Expiry: cred.Expiry, Refresh: cred.RefreshToken != ""}, nil
+	return &LoginResult{Issuer: cred.Issuer, Scopes: cred.Scopes, Expiry: cred.Expiry, Refresh: cred.RefreshToken != "", DPoP: dpopKeyOf(cred) != ""}, nil
 }
 
 // LogoutResult says what logout did. It holds no secret.

@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -164,23 +165,74 @@ func loadKey(path string) (crypto.Signer, error) {
 }
 
 // requestToken posts a grant to the token endpoint of asm and checks the
-// answer.
-func (c *Client) requestToken(ctx context.Context, asm *authServer, form url.Values, auth *clientAuth) (*tokenResponse, error) {
-	user, pass, err := auth.apply(form, asm.Issuer, c.now())
-	if err != nil {
-		return nil, err
-	}
+// answer. With key, the request carries a DPoP proof (RFC 9449 §5) and
+// the token must come back bound to it; a use_dpop_nonce refusal is
+// answered once more with the nonce the server gave (§8). Client
+// authentication is made afresh for each attempt (an assertion's jti is
+// used once).
+func (c *Client) requestToken(ctx context.Context, asm *authServer, form url.Values, auth *clientAuth, key *dpopKey) (*tokenResponse, error) {
 	var tr tokenResponse
-	if err := c.postForm(ctx, asm.TokenEndpoint, form, user, pass, &tr); err != nil {
-		return nil, tokenError(ctx, "requesting a token ("+form.Get("grant_type")+")", err)
+	for attempt := 0; ; attempt++ {
+		f := cloneForm(form)
+		user, pass, err := auth.apply(f, asm.Issuer, c.now())
+		if err != nil {
+			return nil, err
+		}
+		var header http.Header
+		if key != nil {
+			proof, err := key.proof(http.MethodPost, asm.TokenEndpoint, "", c.nonce(asm.TokenEndpoint), c.now())
+			if err != nil {
+				return nil, mcpgate.Errorf(mcpgate.CategoryInternal, "making a DPoP proof: %w", err)
+			}
+			header = http.Header{"Dpop": {proof}}
+		}
+		got, err := c.postFormHeader(ctx, asm.TokenEndpoint, f, user, pass, header, &tr)
+		if key != nil {
+			c.noteNonce(asm.TokenEndpoint, got)
+		}
+		var pe *ProtocolError
+		if key != nil && attempt == 0 && errors.As(err, &pe) && pe.ErrorCode == "use_dpop_nonce" && got.Get("DPoP-Nonce") != "" {
+			continue
+		}
+		if err != nil {
+			return nil, tokenError(ctx, "requesting a token ("+grantName(form.Get("grant_type"))+")", err)
+		}
+		break
 	}
 	if tr.AccessToken == "" {
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: "the token endpoint answered without an access token"}
 	}
-	if tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "bearer") {
+	switch {
+	case key != nil && strings.EqualFold(tr.TokenType, "DPoP"):
+	case key != nil:
+		// Asked for a sender-constrained token, got one anyone holding it
+		// can use: not what the person configured.
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol, Code: "dpop_unbound",
+			Message: fmt.Sprintf("the authorization server issued a %q token instead of a DPoP-bound one; refusing it", sanitizeText("%s", tr.TokenType))}
+	case tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "bearer"):
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: fmt.Sprintf("the token endpoint issued a %q token; only Bearer is supported", sanitizeText("%s", tr.TokenType))}
 	}
 	return &tr, nil
+}
+
+// grantName is a grant type for messages: the URN grants by their names.
+func grantName(grant string) string {
+	switch grant {
+	case grantJWTBearer:
+		return "jwt-bearer"
+	case grantTokenExchange:
+		return "token-exchange"
+	}
+	return grant
+}
+
+// cloneForm copies a form, so each attempt adds its own authentication.
+func cloneForm(f url.Values) url.Values {
+	out := make(url.Values, len(f))
+	for k, v := range f {
+		out[k] = slices.Clone(v)
+	}
+	return out
 }
 
 // tokenError attributes a failed token request without remote text.
@@ -205,14 +257,18 @@ func tokenError(ctx context.Context, what string, err error) *mcpgate.Error {
 	return &mcpgate.Error{Category: mcpgate.CategoryNetwork, Message: what + ": could not reach the authorization server", Err: err}
 }
 
-// credentialFrom turns a token answer into a credential bound to b.
-func (c *Client) credentialFrom(b store.Binding, tr *tokenResponse, requested []string, prev *store.Credential) *store.Credential {
+// credentialFrom turns a token answer into a credential bound to b, and
+// to key when the token is DPoP-bound.
+func (c *Client) credentialFrom(b store.Binding, tr *tokenResponse, requested []string, prev *store.Credential, key *dpopKey) *store.Credential {
 	cred := &store.Credential{
 		Binding:     b,
 		Kind:        store.KindOAuth,
 		AccessToken: tr.AccessToken,
 		TokenType:   "Bearer",
 		UpdatedAt:   c.now(),
+	}
+	if key != nil {
+		cred.TokenType, cred.DPoPKey = "DPoP", key.encode()
 	}
 	if tr.ExpiresIn > 0 {
 		cred.Expiry = c.now().Add(time.Duration(tr.ExpiresIn) * time.Second)

@@ -106,6 +106,17 @@ type AuthOptions struct {
 	// list the redirect_uri and describe a public client
 	// (token_endpoint_auth_method "none" or absent).
 	ClientIDMetadataDocuments bool
+	// DPoP binds tokens to the key of the DPoP proof a token request
+	// carries (RFC 9449): dpop_signing_alg_values_supported is ["ES256"],
+	// proofs are checked (signature, htm, htu, iat, a fresh jti), the access
+	// token comes with token_type DPoP, and a bound refresh token needs a
+	// proof by the same key. A request without a proof gets a Bearer token.
+	// Resources check bound tokens (see [Protection]).
+	DPoP bool
+	// DPoPNonce, with DPoP, makes the token endpoint require this nonce in
+	// proofs: a proof without it is refused with use_dpop_nonce and the
+	// nonce in a DPoP-Nonce header (RFC 9449 §8).
+	DPoPNonce string
 	// HTTPClient fetches client ID metadata documents; default a client with a
 	// five-second timeout that does not follow redirects.
 	HTTPClient *http.Client
@@ -161,7 +172,11 @@ type AuthServer struct {
 	codes    map[string]*authCode
 	tokens   map[string]*issuedToken
 	jtis     map[string]time.Time // client ID + jti → assertion expiry, against replay
+	dpopJTIs seenJTIs             // DPoP proofs seen at the token endpoint
 	families int                  // grants issued so far; each token belongs to one
+
+	dpopTokenRequests   int
+	dpopNonceChallenges int
 
 	issued         []string // access and refresh tokens, oldest first
 	secrets        []string // everything a client must never print
@@ -210,8 +225,9 @@ type issuedToken struct {
 	scopes   []string
 	expires  time.Time // access tokens only
 	family   int
-	revoked  bool // revoked, or rotated away (refresh)
-	rotated  bool // a refresh token already used once
+	revoked  bool   // revoked, or rotated away (refresh)
+	rotated  bool   // a refresh token already used once
+	jkt      string // the thumbprint of the DPoP key it is bound to, "" for a bearer token
 }
 
 // StartAuth starts an [AuthServer] for a test and stops it when the test
@@ -244,6 +260,7 @@ func newAuthServer(opts *AuthOptions) (*AuthServer, error) {
 		codes:         make(map[string]*authCode),
 		tokens:        make(map[string]*issuedToken),
 		jtis:          make(map[string]time.Time),
+		dpopJTIs:      make(seenJTIs),
 		tokenRequests: make(map[string]int),
 		lastToken:     make(map[string]url.Values),
 	}
@@ -372,6 +389,15 @@ func (a *AuthServer) AddClient(c AuthClient) {
 	}
 }
 
+// DPoPTokenRequests returns how many token requests carried a DPoP proof
+// (with AuthOptions.DPoP), and how many were refused for want of the
+// server's nonce.
+func (a *AuthServer) DPoPTokenRequests() (withProof, nonceChallenges int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.dpopTokenRequests, a.dpopNonceChallenges
+}
+
 // Registrations returns how many clients dynamic registration has created.
 func (a *AuthServer) Registrations() int {
 	a.mu.Lock()
@@ -493,20 +519,21 @@ func (a *AuthServer) Mint(clientID, resource string, scopes ...string) (accessTo
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.families++
-	resp := a.issueLocked(clientID, resource, a.grantable(strings.Join(scopes, " ")), a.families, true)
+	resp := a.issueLocked(clientID, resource, a.grantable(strings.Join(scopes, " ")), a.families, true, "")
 	return resp["access_token"].(string), resp["refresh_token"].(string)
 }
 
 // verifyAccess reports whether token is a live access token of this server,
-// and for which resource and scopes.
-func (a *AuthServer) verifyAccess(token string) (resource string, scopes []string, ok bool) {
+// for which resource and scopes, and the thumbprint of the DPoP key it is
+// bound to ("" for a bearer token).
+func (a *AuthServer) verifyAccess(token string) (resource string, scopes []string, jkt string, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.tokens[token]
 	if t == nil || t.refresh || t.revoked || !time.Now().Before(t.expires) {
-		return "", nil, false
+		return "", nil, "", false
 	}
-	return t.resource, slices.Clone(t.scopes), true
+	return t.resource, slices.Clone(t.scopes), t.jkt, true
 }
 
 func (a *AuthServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -568,6 +595,9 @@ func (a *AuthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	}
 	if a.opts.ClientIDMetadataDocuments {
 		m["client_id_metadata_document_supported"] = true
+	}
+	if a.opts.DPoP {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
 	}
 	a.mu.Lock()
 	edit := a.hooks.metadata

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -31,6 +32,15 @@ type protection struct {
 	hooks      resourceHooks
 	forbidden  int
 	challenged []Challenged
+	dpopJTIs   seenJTIs
+	dpop       DPoPCounts
+}
+
+// DPoPCounts are what a protected [Server] saw of DPoP-bound tokens.
+type DPoPCounts struct {
+	Accepted        int // requests with a bound token and a valid proof
+	NonceChallenges int // refused for want of the server's nonce
+	Refused         int // a bound token without a valid proof (or as Bearer)
 }
 
 // Challenged is a request a protected [Server] answered 401: what it asked
@@ -79,6 +89,16 @@ type Protection struct {
 	// scope the call lacks, not those the token holds: a client must ask
 	// for the union itself (MCP 2026-07-28).
 	ChallengeMissingOnly bool
+	// DPoP makes the server accept only DPoP-bound tokens (RFC 9449 §7):
+	// presented with the DPoP scheme, each request with a fresh proof by
+	// the token's key (htm, htu of the endpoint, ath, iat, an unused jti).
+	// Its challenges use the DPoP scheme alone. Tokens come from an
+	// [AuthServer] with AuthOptions.DPoP.
+	DPoP bool
+	// DPoPNonce, with DPoP, makes every proof carry this nonce: a request
+	// without it is refused with 401 use_dpop_nonce and the nonce in a
+	// DPoP-Nonce header (RFC 9449 §9).
+	DPoPNonce string
 	// NeverEnoughScope refuses every call of a tool named in ToolScopes
 	// with 403 insufficient_scope, even when the token holds the scope: a
 	// server a client must stop signing in to again and again.
@@ -175,6 +195,13 @@ func (s *Server) auth(h resourceHooks) *AuthServer {
 		return h.movedTo
 	}
 	return s.opts.Auth
+}
+
+// DPoP returns what the server saw of DPoP-bound tokens.
+func (s *Server) DPoP() DPoPCounts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.prot.dpop
 }
 
 // Challenges returns the requests answered 401, oldest first.
@@ -319,24 +346,34 @@ func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, msgs [
 	}
 
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	presented := strings.EqualFold(scheme, "Bearer") && token != ""
+	presented := (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "DPoP")) && token != ""
 	var (
-		resource string
-		scopes   []string
-		ok       bool
+		resource, jkt string
+		scopes        []string
+		ok            bool
 	)
 	if presented {
 		for _, a := range append([]*AuthServer{s.auth(hooks)}, hooks.also...) {
-			if resource, scopes, ok = a.verifyAccess(token); ok {
+			if resource, scopes, jkt, ok = a.verifyAccess(token); ok {
 				break
 			}
 		}
 	}
-	if !ok || resource != s.resourceID(hooks) {
-		code := ""
-		if presented {
-			code = "invalid_token"
+	code := ""
+	if presented {
+		code = "invalid_token"
+	}
+	if ok && resource == s.resourceID(hooks) {
+		var nonce string
+		code, nonce = s.checkDPoP(hooks, r, scheme, token, jkt)
+		if code != "" {
+			ok = false
+			if nonce != "" {
+				w.Header().Set("DPoP-Nonce", nonce)
+			}
 		}
+	}
+	if !ok || resource != s.resourceID(hooks) {
 		var want []string
 		if !s.opts.OmitChallengeScope {
 			want = []string{ChallengeScope}
@@ -383,9 +420,59 @@ func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, msgs [
 	return true
 }
 
-// challenge builds a Bearer WWW-Authenticate value (RFC 6750 §3, RFC 9728 §5.1).
+// checkDPoP checks how a live token for this server was presented: a
+// DPoP-bound one with the DPoP scheme and a valid, fresh proof by its key
+// (and the nonce, when required); a bearer one only when the server does
+// not demand DPoP. It returns the error code of the refusal ("" for none)
+// and the nonce to hand out with it.
+func (s *Server) checkDPoP(hooks resourceHooks, r *http.Request, scheme, token, jkt string) (code, nonce string) {
+	p := hooks.protection
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case jkt == "" && !p.DPoP:
+		return "", ""
+	case jkt == "" || !strings.EqualFold(scheme, "DPoP"):
+		// RFC 9449 §7.2: a bound token as Bearer, or a bearer one where
+		// only bound tokens go, is refused.
+		s.prot.dpop.Refused++
+		return "invalid_token", ""
+	}
+	proofs := r.Header.Values("DPoP")
+	if len(proofs) != 1 {
+		s.prot.dpop.Refused++
+		return "invalid_dpop_proof", ""
+	}
+	now := time.Now()
+	proof, err := verifyDPoPProof(proofs[0], r.Method, s.URL, token, now)
+	if err != nil || proof.jkt != jkt {
+		s.prot.dpop.Refused++
+		return "invalid_dpop_proof", ""
+	}
+	if s.prot.dpopJTIs == nil {
+		s.prot.dpopJTIs = make(seenJTIs)
+	}
+	if !s.prot.dpopJTIs.fresh(proof, now) {
+		s.prot.dpop.Refused++
+		return "invalid_dpop_proof", ""
+	}
+	if p.DPoPNonce != "" && proof.nonce != p.DPoPNonce {
+		s.prot.dpop.NonceChallenges++
+		return "use_dpop_nonce", p.DPoPNonce
+	}
+	s.prot.dpop.Accepted++
+	return "", ""
+}
+
+// challenge builds a Bearer WWW-Authenticate value (RFC 6750 §3, RFC 9728
+// §5.1), or a DPoP one (RFC 9449 §7.1) when the server demands DPoP.
 func (s *Server) challenge(hooks resourceHooks, code string, scopes []string) string {
+	scheme := "Bearer"
 	var params []string
+	if hooks.protection.DPoP {
+		scheme = "DPoP"
+		params = append(params, `algs="ES256"`)
+	}
 	if code != "" {
 		params = append(params, `error="`+code+`"`)
 	}
@@ -400,7 +487,7 @@ func (s *Server) challenge(hooks resourceHooks, code string, scopes []string) st
 		params = append(params, `resource_metadata="`+u+`"`)
 	}
 	if len(params) == 0 {
-		return "Bearer"
+		return scheme
 	}
-	return "Bearer " + strings.Join(params, ", ")
+	return scheme + " " + strings.Join(params, ", ")
 }

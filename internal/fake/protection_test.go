@@ -1,14 +1,23 @@
 package fake_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
 )
 
 // TestProtectionOriginResource: the server is the protected resource of
@@ -211,5 +220,130 @@ func TestRegistrationApplicationType(t *testing.T) {
 		if got := a.LastRegistration()["application_type"]; got != tc.appType {
 			t.Errorf("LastRegistration application_type %v, want %v", got, tc.appType)
 		}
+	}
+}
+
+// dpopSigner makes DPoP proofs for the fake tests.
+type dpopSigner struct{ key *ecdsa.PrivateKey }
+
+func newDPoPSigner(t *testing.T) dpopSigner {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dpopSigner{k}
+}
+
+func (d dpopSigner) proof(t *testing.T, method, htu, token, nonce string, edit func(h, c map[string]any)) string {
+	t.Helper()
+	raw, _ := d.key.PublicKey.Bytes()
+	h := map[string]any{"typ": "dpop+jwt", "alg": "ES256", "jwk": map[string]string{"kty": "EC", "crv": "P-256",
+		"x": base64.RawURLEncoding.EncodeToString(raw[1:33]), "y": base64.RawURLEncoding.EncodeToString(raw[33:])}}
+	c := map[string]any{"jti": rand.Text(), "htm": method, "htu": htu, "iat": time.Now().Unix()}
+	if token != "" {
+		sum := sha256.Sum256([]byte(token))
+		c["ath"] = base64.RawURLEncoding.EncodeToString(sum[:])
+	}
+	if nonce != "" {
+		c["nonce"] = nonce
+	}
+	if edit != nil {
+		edit(h, c)
+	}
+	enc := func(v any) string { b, _ := json.Marshal(v); return base64.RawURLEncoding.EncodeToString(b) }
+	signed := enc(h) + "." + enc(c)
+	sum := sha256.Sum256([]byte(signed))
+	r, s, err := ecdsa.Sign(rand.Reader, d.key, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signed + "." + base64.RawURLEncoding.EncodeToString(append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...))
+}
+
+// TestDPoPFakes: the authorization server binds a token to the proof's key
+// and asks for its nonce; the server takes the bound token only with the
+// DPoP scheme and a fresh, exact proof by that key.
+func TestDPoPFakes(t *testing.T) {
+	a := fake.StartAuth(t, &fake.AuthOptions{DPoP: true, DPoPNonce: "as-n"})
+	srv := fake.Start(t, &fake.Options{Auth: a})
+	srv.Protect(fake.Protection{DPoP: true, DPoPNonce: "rs-n"})
+	var m map[string]any
+	if getJSON(t, a.MetadataURL, &m); !equalJSON(m["dpop_signing_alg_values_supported"], []any{"ES256"}) {
+		t.Errorf("metadata %v", m["dpop_signing_alg_values_supported"])
+	}
+	if ch := post(t, srv.URL, initializeBody, nil).Header.Get("WWW-Authenticate"); !strings.HasPrefix(ch, `DPoP algs="ES256"`) {
+		t.Errorf("challenge %q, want the DPoP scheme", ch)
+	}
+
+	client := publicClient(t, a)
+	d := newDPoPSigner(t)
+	tokenWith := func(proof string) tokenResponse {
+		verifier := oauth2.GenerateVerifier()
+		loc := authorize(t, a.AuthorizationEndpoint, authorizeQuery(client, verifier, srv.URL, "read"))
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "redirect_uri": {loopbackRedirect},
+			"code_verifier": {verifier}, "client_id": {client}, "resource": {srv.URL}}
+		req, _ := http.NewRequestWithContext(testContext(t), http.MethodPost, a.TokenEndpoint, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("DPoP", proof)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		tr := tokenResponse{Status: resp.StatusCode, Header: resp.Header}
+		json.NewDecoder(resp.Body).Decode(&tr)
+		return tr
+	}
+	tr := tokenWith(d.proof(t, "POST", a.TokenEndpoint, "", "", nil))
+	if tr.Error != "use_dpop_nonce" || tr.Header.Get("DPoP-Nonce") != "as-n" {
+		t.Fatalf("token request without the nonce: %+v", tr)
+	}
+	if tr := tokenWith(d.proof(t, "POST", a.TokenEndpoint+"x", "", "as-n", nil)); tr.Error != "invalid_dpop_proof" {
+		t.Errorf("a proof for another URI: %+v", tr)
+	}
+	tr = tokenWith(d.proof(t, "POST", a.TokenEndpoint, "", "as-n", nil))
+	if tr.Status != http.StatusOK || tr.TokenType != "DPoP" {
+		t.Fatalf("token request with the nonce: %+v", tr)
+	}
+
+	call := func(auth, proof string) *http.Response {
+		h := http.Header{"Authorization": {auth}}
+		if proof != "" {
+			h.Set("DPoP", proof)
+		}
+		return post(t, srv.URL, initializeBody, h)
+	}
+	at := tr.AccessToken
+	if r := call("Bearer "+at, ""); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the bound token as Bearer: %d", r.StatusCode)
+	}
+	r := call("DPoP "+at, d.proof(t, "POST", srv.URL, at, "", nil))
+	if r.StatusCode != http.StatusUnauthorized || r.Header.Get("DPoP-Nonce") != "rs-n" || !strings.Contains(r.Header.Get("WWW-Authenticate"), `error="use_dpop_nonce"`) {
+		t.Errorf("without the server's nonce: %d %v", r.StatusCode, r.Header)
+	}
+	other := newDPoPSigner(t)
+	for name, proof := range map[string]string{
+		"another key":   other.proof(t, "POST", srv.URL, at, "rs-n", nil),
+		"another token": d.proof(t, "POST", srv.URL, "at-other", "rs-n", nil),
+		"GET":           d.proof(t, "GET", srv.URL, at, "rs-n", nil),
+		"old":           d.proof(t, "POST", srv.URL, at, "rs-n", func(_, c map[string]any) { c["iat"] = time.Now().Add(-time.Hour).Unix() }),
+		"typ JWT":       d.proof(t, "POST", srv.URL, at, "rs-n", func(h, _ map[string]any) { h["typ"] = "JWT" }),
+	} {
+		if r := call("DPoP "+at, proof); r.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: %d, want 401", name, r.StatusCode)
+		}
+	}
+	good := d.proof(t, "POST", srv.URL, at, "rs-n", nil)
+	if r := call("DPoP "+at, good); r.StatusCode != http.StatusOK {
+		t.Errorf("a good proof: %d", r.StatusCode)
+	}
+	if r := call("DPoP "+at, good); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the same proof again: %d, want 401", r.StatusCode)
+	}
+	if got := srv.DPoP(); got.Accepted != 1 || got.NonceChallenges != 1 || got.Refused < 6 {
+		t.Errorf("DPoP() = %+v", got)
+	}
+	if proofs, challenged := a.DPoPTokenRequests(); proofs != 3 || challenged != 1 {
+		t.Errorf("DPoPTokenRequests() = %d, %d", proofs, challenged)
 	}
 }
