@@ -46,6 +46,7 @@ type Client struct {
 	redirects map[string]chan callback // state → login waiting for its redirect on the caller's page
 	nonces    map[string]string        // origin → the DPoP nonce it gave last
 	refused   map[string][32]byte      // server → SHA-256 of the workload token its authorization server refused
+	bound     map[string]*dpopKey      // access token → the DPoP key it is bound to
 }
 
 // New returns a client over opts.Store.
@@ -61,7 +62,7 @@ func New(opts *Options) *Client {
 	if base == nil {
 		base = &http.Client{Transport: http.DefaultTransport}
 	}
-	return &Client{opts: o, http: noRedirects(base), now: time.Now, asCache: make(map[string]cachedASM), redirects: make(map[string]chan callback), nonces: make(map[string]string), refused: make(map[string][32]byte)}
+	return &Client{opts: o, http: noRedirects(base), now: time.Now, asCache: make(map[string]cachedASM), redirects: make(map[string]chan callback), nonces: make(map[string]string), refused: make(map[string][32]byte), bound: make(map[string]*dpopKey)}
 }
 
 func (c *Client) logf(server, format string, args ...any) {

@@ -177,3 +177,34 @@ func TestDPoPUnsupported(t *testing.T) {
 		t.Errorf("credential stored: %v", err)
 	}
 }
+
+// TestPrepareRequestAcrossHandlers: the handler that prepares a request
+// need not be the one whose TokenSource gave the token (the manager may
+// ask for a handler per use); a bearer token is left alone.
+func TestPrepareRequestAcrossHandlers(t *testing.T) {
+	as := fake.StartAuth(t, &fake.AuthOptions{DPoP: true})
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	_, c := newEnv(t).open()
+	cfg := oauthCfg("s", srv.URL)
+	cfg.DPoP = true
+	mustLogin(t, c, cfg)
+	ts, err := c.Handler(cfg).TokenSource(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := ts.Token()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"?q=1", nil)
+	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	if err := c.Handler(cfg).(manager.RequestPreparer).PrepareRequest(req); err != nil {
+		t.Fatal(err)
+	}
+	if req.Header.Get("Authorization") != "DPoP "+tok.AccessToken || req.Header.Get("DPoP") == "" {
+		t.Errorf("prepared request headers %v", req.Header)
+	}
+	plain, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+	plain.Header.Set("Authorization", "Bearer some-other-token")
+	c.Handler(cfg).(manager.RequestPreparer).PrepareRequest(plain)
+	if plain.Header.Get("Authorization") != "Bearer some-other-token" || plain.Header.Get("DPoP") != "" {
+		t.Errorf("a bearer token was changed: %v", plain.Header)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -47,14 +46,12 @@ func (c *Client) Handler(cfg mcpgate.ServerConfig) auth.OAuthHandler {
 type handler struct {
 	c   *Client
 	cfg mcpgate.ServerConfig
-
-	mu    sync.Mutex
-	bound map[string]*dpopKey // access token → the key it is bound to (DPoP tokens only)
 }
 
-// maxBoundTokens bounds the tokens a handler remembers keys for: the
-// current one and those of requests still in flight when it was renewed.
-const maxBoundTokens = 8
+// maxBoundTokens bounds the tokens a client remembers keys for: the
+// current ones of its servers and those of requests still in flight when
+// they were renewed.
+const maxBoundTokens = 256
 
 func (h *handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	tok, key, err := h.c.accessToken(ctx, &h.cfg, "")
@@ -69,24 +66,27 @@ func (h *handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}), nil
 }
 
-// remember notes which key tok is bound to, for PrepareRequest.
+// remember notes which key tok is bound to, for PrepareRequest. It is
+// kept by the client, not the handler, so any handler of the server (the
+// manager may ask for one per use) finds it.
 func (h *handler) remember(tok, key string) error {
 	if key == "" {
 		return nil
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if _, ok := h.bound[tok]; ok {
+	c := h.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.bound[tok]; ok {
 		return nil
 	}
 	k, err := decodeDPoPKey(key)
 	if err != nil {
 		return &mcpgate.Error{Category: mcpgate.CategoryInternal, Message: "reading the credential's DPoP key: " + err.Error()}
 	}
-	if h.bound == nil || len(h.bound) >= maxBoundTokens {
-		h.bound = make(map[string]*dpopKey)
+	if len(c.bound) >= maxBoundTokens {
+		clear(c.bound) // the next TokenSource notes the current ones again
 	}
-	h.bound[tok] = k
+	c.bound[tok] = k
 	return nil
 }
 
@@ -100,9 +100,9 @@ func (h *handler) PrepareRequest(req *http.Request) error {
 	if !ok || tok == "" {
 		return nil
 	}
-	h.mu.Lock()
-	key := h.bound[tok]
-	h.mu.Unlock()
+	h.c.mu.Lock()
+	key := h.c.bound[tok]
+	h.c.mu.Unlock()
 	if key == nil {
 		return nil
 	}

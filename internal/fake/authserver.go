@@ -2,6 +2,7 @@ package fake
 
 import (
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -177,6 +178,9 @@ type AuthServer struct {
 
 	dpopTokenRequests   int
 	dpopNonceChallenges int
+
+	workloads map[string]*ecdsa.PublicKey // trusted workload issuers (TrustWorkloads)
+	idps      map[string]*ecdsa.PublicKey // trusted identity providers (IdP.Federate)
 
 	issued         []string // access and refresh tokens, oldest first
 	secrets        []string // everything a client must never print
@@ -599,6 +603,11 @@ func (a *AuthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	if a.opts.DPoP {
 		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
 	}
+	a.mu.Lock()
+	if len(a.workloads) > 0 || len(a.idps) > 0 {
+		m["grant_types_supported"] = append(m["grant_types_supported"].([]string), GrantJWTBearer)
+	}
+	a.mu.Unlock()
 	a.mu.Lock()
 	edit := a.hooks.metadata
 	a.mu.Unlock()

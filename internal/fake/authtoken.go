@@ -115,18 +115,27 @@ func (a *AuthServer) token(r *http.Request, form url.Values, grant string) (map[
 	if grant == "" {
 		return nil, invalidRequest("grant_type is required")
 	}
-	if grant != GrantAuthorizationCode && grant != GrantRefreshToken && grant != GrantClientCredentials {
-		return nil, &oauthError{status: http.StatusBadRequest, code: "unsupported_grant_type", description: "unsupported grant_type"}
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	assertions := len(a.workloads) > 0 || len(a.idps) > 0
+	if grant != GrantAuthorizationCode && grant != GrantRefreshToken && grant != GrantClientCredentials && (grant != GrantJWTBearer || !assertions) {
+		return nil, &oauthError{status: http.StatusBadRequest, code: "unsupported_grant_type", description: "unsupported grant_type"}
+	}
 	jkt, oerr := a.dpopLocked(r)
 	if oerr != nil {
 		return nil, oerr
 	}
+	if grant == GrantJWTBearer && !hasClientAuthentication(r, form) {
+		// RFC 7523 §3.1: the assertion may stand alone.
+		return a.jwtBearerLocked(nil, form, jkt)
+	}
 	c, oerr := a.authenticateLocked(r, form)
 	if oerr != nil {
 		return nil, oerr
+	}
+	if grant == GrantJWTBearer {
+		// Any client this server knows may present an assertion it trusts.
+		return a.jwtBearerLocked(c, form, jkt)
 	}
 	if !c.can(grant) {
 		return nil, &oauthError{status: http.StatusBadRequest, code: "unauthorized_client", description: "this client may not use the " + grant + " grant"}
@@ -389,6 +398,13 @@ func (a *AuthServer) authenticateLocked(r *http.Request, form url.Values) (*auth
 		a.jtis[key] = exp
 	}
 	return c, nil
+}
+
+// hasClientAuthentication reports whether a token request names or
+// authenticates a client at all.
+func hasClientAuthentication(r *http.Request, form url.Values) bool {
+	_, _, basic := r.BasicAuth()
+	return basic || form.Has("client_id") || form.Has("client_secret") || form.Has("client_assertion")
 }
 
 func formUnescape(s string) string {
