@@ -46,6 +46,9 @@ type Options struct {
 	// under a lock of the manager, and must not block: hand the entry to a
 	// queue of your own.
 	RequestLog func(RequestLogEntry)
+	// streamPolicy paces event-stream reconnects; zero means the default
+	// (tests shorten it).
+	streamPolicy reconnectPolicy
 	// RequestLogSize bounds the entries [Manager.RecentRequests] keeps;
 	// zero means [DefaultRequestLogSize].
 	RequestLogSize int

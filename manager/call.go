@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,22 +18,15 @@ import (
 
 // Tools returns the enabled tools of a server, connecting if needed.
 func (m *Manager) Tools(ctx context.Context, id string) ([]*mcp.Tool, error) {
-	s, err := m.server(id)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.ensure(ctx); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*mcp.Tool, 0, len(s.catalog.tools))
-	for _, t := range s.catalog.tools {
-		if s.cfg.ToolEnabled(t.Name) {
-			out = append(out, t)
+	return mirrored(ctx, m, id, kindTools, func(s *server) []*mcp.Tool {
+		out := make([]*mcp.Tool, 0, len(s.catalog.tools))
+		for _, t := range s.catalog.tools {
+			if s.cfg.ToolEnabled(t.Name) {
+				out = append(out, t)
+			}
 		}
-	}
-	return out, nil
+		return out
+	})
 }
 
 // Tool returns one enabled tool.
@@ -73,8 +67,12 @@ func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 // CallTool calls an enabled tool with args (a JSON object, or empty for
 // none), passed to the server unchanged. The call times out after the
 // server's configured timeout (60 s by default) unless opts says otherwise.
-// A call is sent once: only a 404 for an expired session, which means the
-// server never saw it, leads to one new session and one re-send.
+// A call is sent once: only an answer that proves the server never ran it
+// (a 404 for an expired session) leads to one new session and one re-send.
+// When the server asks for input before it can answer (a form
+// elicitation, in 2025-x during the call, in 2026-07-28 as an
+// InputRequiredResult), the question goes to Options.Elicit and the call
+// continues with the answer.
 func (m *Manager) CallTool(ctx context.Context, id, name string, args json.RawMessage, opts *CallOptions) (*mcp.CallToolResult, error) {
 	var o CallOptions
 	if opts != nil {
@@ -108,19 +106,33 @@ func (m *Manager) CallTool(ctx context.Context, id, name string, args json.RawMe
 	defer stop()
 
 	var res *mcp.CallToolResult
-	err = s.withSession(ctx, "calling "+name, func(ctx context.Context, sess *session) error {
+	what := "calling " + name
+	err = s.withSession(ctx, what, false, func(ctx context.Context, sess *session) error {
 		if err := s.checkTool(ctx, sess, name); err != nil {
 			return err
 		}
-		var err error
-		res, err = sess.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		return err
+		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: sess.requestMeta(m.opts.OnLog != nil)}
+		if o.Progress != nil {
+			token, done := m.progress.register(o.Progress)
+			defer done()
+			params.SetProgressToken(token)
+		}
+		return s.roundTrips(ctx, what, func(ctx context.Context, in mcp.InputResponseMap, state string) (*inputRequest, error) {
+			p := *params
+			p.InputResponses, p.RequestState = in, state
+			var err error
+			res, err = sess.cs.CallTool(ctx, &p)
+			if err != nil || res == nil || !res.NeedsInput() {
+				return nil, err
+			}
+			return &inputRequest{requests: res.InputRequests, state: res.RequestState}, nil
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	if res == nil {
-		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: "calling " + name + ": the server sent an empty result"}
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: what + ": the server sent an empty result"}
 	}
 	if slices.Contains(res.Content, nil) {
 		res.Content = slices.DeleteFunc(res.Content, func(c mcp.Content) bool { return c == nil })
@@ -128,18 +140,30 @@ func (m *Manager) CallTool(ctx context.Context, id, name string, args json.RawMe
 	return res, nil
 }
 
-// checkTool refuses a tool the fresh catalog does not list, so a typo gets
-// names to choose from instead of a remote error.
+// checkTool refuses a tool the catalog does not list, so a typo gets
+// names to choose from instead of a remote error. A tool missing from a
+// catalog that is no longer current is looked for in a fresh one first.
 func (s *server) checkTool(ctx context.Context, sess *session, name string) error {
-	s.mu.Lock()
-	mi := s.catalog.m[kindTools]
-	known := s.catalog.tool(name) != nil
-	current := s.currentLocked(sess)
-	s.mu.Unlock()
-	if known || !mi.loaded || mi.stale || !current {
-		return nil
+	for try := 0; ; try++ {
+		s.mu.Lock()
+		mi := s.catalog.m[kindTools]
+		known := s.catalog.tool(name) != nil
+		current := s.currentLocked(sess)
+		usable := mi.current(s.m.now())
+		s.mu.Unlock()
+		switch {
+		case known || !current:
+			return nil
+		case !usable && try == 0:
+			if err := s.refresh(ctx, sess, kindTools, true); err != nil {
+				return nil // let the server decide
+			}
+			continue
+		case !mi.loaded || mi.stale:
+			return nil
+		}
+		return s.unknownTool(name)
 	}
-	return s.unknownTool(name)
 }
 
 // objectArgs checks that args is a JSON object; empty means {}.
@@ -156,9 +180,12 @@ func objectArgs(args json.RawMessage) (json.RawMessage, error) {
 
 // withSession runs op on the live session (connecting if needed) and
 // attributes its error. If op certainly never ran on the server (see
-// neverExecuted), a new session is made and op runs once more. A network failure triggers a ping so the state says whether the
-// session survived; op itself is never repeated for it.
-func (s *server) withSession(ctx context.Context, what string, op func(context.Context, *session) error) error {
+// neverExecuted), a new session is made and op runs once more. A network
+// failure triggers a check so the state says whether the connection
+// survived; op itself is never repeated for it. An op that is not
+// idempotent (a tool call) and failed after it was sent is reported as in
+// doubt.
+func (s *server) withSession(ctx context.Context, what string, idempotent bool, op func(context.Context, *session) error) error {
 	for try := 0; ; try++ {
 		sess, err := s.ensure(ctx)
 		if err != nil {
@@ -174,7 +201,7 @@ func (s *server) withSession(ctx context.Context, what string, op func(context.C
 			return err // our own refusal, not the server's
 		}
 		e := classify(octx, what, err, obs)
-		if try == 0 && neverExecuted(err, obs) {
+		if try == 0 && neverExecuted(sess, err, obs) {
 			s.drop(sess, mcpgate.StateDisconnected, nil)
 			continue
 		}
@@ -182,6 +209,9 @@ func (s *server) withSession(ctx context.Context, what string, op func(context.C
 		case e.Category == mcpgate.CategoryAuth:
 			s.drop(sess, mcpgate.StateNeedsAuth, e)
 		case e.Category == mcpgate.CategoryNetwork:
+			if !idempotent && !obs.unsent() {
+				e.Message += "; it may have run on the server, so it was not sent again"
+			}
 			s.probe(sess)
 		case e.Category == mcpgate.CategoryProtocol || errors.Is(err, mcp.ErrConnectionClosed):
 			// If the SDK gave up on the session, say so now rather than
@@ -197,42 +227,86 @@ func (s *server) withSession(ctx context.Context, what string, op func(context.C
 }
 
 // neverExecuted reports whether an operation's failure proves the server
-// never ran it: its own request was answered 404 for an expired session, or
-// the session was already over so no request was sent at all. A call whose
-// request went out and then failed in any other way is in doubt, and is
-// never re-sent.
-func neverExecuted(err error, obs *observation) bool {
+// never ran it: its own request was answered 404 for an expired session,
+// or the session was already over so no request was sent at all. A call
+// whose request went out and then failed in any other way is in doubt,
+// and is never re-sent.
+func neverExecuted(sess *session, err error, obs *observation) bool {
 	status, _ := obs.snapshot()
-	if status == http.StatusNotFound && errors.Is(err, mcp.ErrSessionMissing) {
+	if status == http.StatusNotFound && sess.gen.forgotten(err) {
 		return true
 	}
-	return obs.unsent() && (errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed))
+	return obs.unsent() && (sess.gen.forgotten(err) || errors.Is(err, mcp.ErrConnectionClosed))
+}
+
+// reissued runs a request that may safely be sent again (a list, a read, a
+// prompt render) and sends it once more, as a new request, when its
+// response stream broke before the answer came: 2026-07-28 requires it,
+// and a read asks the same the second time. Tool calls never come here.
+func reissued(ctx context.Context, op func(context.Context) error) error {
+	err := op(ctx)
+	if err != nil && ctx.Err() == nil && streamBroke(err) {
+		err = op(ctx)
+	}
+	return err
+}
+
+// streamBroke reports whether err says a response stream ended before it
+// carried the answer.
+func streamBroke(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "request terminated without response")
 }
 
 // Prompts returns the server's prompts.
 func (m *Manager) Prompts(ctx context.Context, id string) ([]*mcp.Prompt, error) {
-	return mirrored(ctx, m, id, func(c *catalogs) []*mcp.Prompt { return c.prompts })
+	return mirrored(ctx, m, id, kindPrompts, func(s *server) []*mcp.Prompt { return slices.Clone(s.catalog.prompts) })
+}
+
+// Resources returns the server's resources.
+func (m *Manager) Resources(ctx context.Context, id string) ([]*mcp.Resource, error) {
+	return mirrored(ctx, m, id, kindResources, func(s *server) []*mcp.Resource { return slices.Clone(s.catalog.resources) })
+}
+
+// ResourceTemplates returns the server's resource templates.
+func (m *Manager) ResourceTemplates(ctx context.Context, id string) ([]*mcp.ResourceTemplate, error) {
+	return mirrored(ctx, m, id, kindTemplates, func(s *server) []*mcp.ResourceTemplate { return slices.Clone(s.catalog.templates) })
 }
 
 // mirrored returns a copy of one of a server's catalogs, connecting it if
-// needed.
-func mirrored[T any](ctx context.Context, m *Manager, id string, pick func(*catalogs) []T) ([]T, error) {
+// needed and listing it again if it is no longer current. A kind that
+// never loaded returns the error that kept it from loading.
+func mirrored[T any](ctx context.Context, m *Manager, id string, k kind, pick func(*server) []T) ([]T, error) {
 	s, err := m.server(id)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.ensure(ctx); err != nil {
+	sess, err := s.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.fresh(ctx, sess, k); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(pick(&s.catalog)), nil
+	return pick(s), nil
 }
 
 // GetPrompt renders a prompt with its arguments.
 func (m *Manager) GetPrompt(ctx context.Context, id, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	res, err := request(ctx, m, id, "getting prompt "+name, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
-		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	what := "getting prompt " + name
+	res, err := request(ctx, m, id, what, func(ctx context.Context, s *server, sess *session) (*mcp.GetPromptResult, error) {
+		var res *mcp.GetPromptResult
+		err := s.roundTrips(ctx, what, func(ctx context.Context, in mcp.InputResponseMap, state string) (*inputRequest, error) {
+			p := &mcp.GetPromptParams{Name: name, Arguments: args, Meta: sess.requestMeta(false), InputResponses: in, RequestState: state}
+			var err error
+			res, err = sess.cs.GetPrompt(ctx, p)
+			if err != nil || res == nil || !res.NeedsInput() {
+				return nil, err
+			}
+			return &inputRequest{requests: res.InputRequests, state: res.RequestState}, nil
+		})
+		return res, err
 	})
 	if err != nil {
 		return nil, err
@@ -242,8 +316,9 @@ func (m *Manager) GetPrompt(ctx context.Context, id, name string, args map[strin
 }
 
 // request runs one request (not a tool call) on the server's session under
-// the server's timeout, and refuses an empty result.
-func request[R any](ctx context.Context, m *Manager, id, what string, do func(context.Context, *mcp.ClientSession) (*R, error)) (*R, error) {
+// the server's timeout, sends it again if its stream broke, and refuses an
+// empty result.
+func request[R any](ctx context.Context, m *Manager, id, what string, do func(context.Context, *server, *session) (*R, error)) (*R, error) {
 	s, err := m.server(id)
 	if err != nil {
 		return nil, err
@@ -251,10 +326,12 @@ func request[R any](ctx context.Context, m *Manager, id, what string, do func(co
 	ctx, stop := context.WithTimeoutCause(ctx, s.config().CallTimeout(), errCallTimeout)
 	defer stop()
 	var res *R
-	err = s.withSession(ctx, what, func(ctx context.Context, sess *session) error {
-		var err error
-		res, err = do(ctx, sess.cs)
-		return err
+	err = s.withSession(ctx, what, true, func(ctx context.Context, sess *session) error {
+		return reissued(ctx, func(ctx context.Context) error {
+			var err error
+			res, err = do(ctx, s, sess)
+			return err
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -265,18 +342,24 @@ func request[R any](ctx context.Context, m *Manager, id, what string, do func(co
 	return res, nil
 }
 
-// Resources returns the server's resources.
-func (m *Manager) Resources(ctx context.Context, id string) ([]*mcp.Resource, error) {
-	return mirrored(ctx, m, id, func(c *catalogs) []*mcp.Resource { return c.resources })
-}
-
 // ReadResource reads one resource by URI.
 func (m *Manager) ReadResource(ctx context.Context, id, uri string) (*mcp.ReadResourceResult, error) {
 	if uri == "" {
 		return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "resource URI is empty")
 	}
-	res, err := request(ctx, m, id, "reading "+uri, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
-		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	what := "reading " + uri
+	res, err := request(ctx, m, id, what, func(ctx context.Context, s *server, sess *session) (*mcp.ReadResourceResult, error) {
+		var res *mcp.ReadResourceResult
+		err := s.roundTrips(ctx, what, func(ctx context.Context, in mcp.InputResponseMap, state string) (*inputRequest, error) {
+			p := &mcp.ReadResourceParams{URI: uri, Meta: sess.requestMeta(false), InputResponses: in, RequestState: state}
+			var err error
+			res, err = sess.cs.ReadResource(ctx, p)
+			if err != nil || res == nil || !res.NeedsInput() {
+				return nil, err
+			}
+			return &inputRequest{requests: res.InputRequests, state: res.RequestState}, nil
+		})
+		return res, err
 	})
 	if err != nil {
 		return nil, err

@@ -175,31 +175,61 @@ func TestStandaloneStream(t *testing.T) {
 	}
 }
 
-func TestProtocolVersionPinned(t *testing.T) {
-	h := fake.StartHostile(t, fake.HostileOptions{})
-	m := newManager(t, nil, cfg("s", h.URL))
-	if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
-		t.Fatal(err)
+// The manager speaks every generation: 2026-07-28 first, then the session
+// era down to 2025-03-26, and remembers per server what worked.
+func TestProtocolNegotiation(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		versions  []string
+		want      string
+		initCalls int // initialize requests of the first connect
+	}{
+		{"every version", nil, "2026-07-28", 0},
+		{"2026-07-28 only", []string{"2026-07-28"}, "2026-07-28", 0},
+		{"2025-11-25", []string{"2025-11-25", "2025-06-18", "2025-03-26"}, "2025-11-25", 1},
+		{"2025-06-18 only", []string{"2025-06-18"}, "2025-06-18", 1},
+		{"2025-03-26 only", []string{"2025-03-26"}, "2025-03-26", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fake.Start(t, &fake.Options{Versions: tc.versions})
+			m := newManager(t, nil, cfg("s", srv.URL))
+			ctx := ctxT(t, 10*time.Second)
+			res, err := m.CallTool(ctx, "s", "echo", raw(`{"text":"hi"}`), nil)
+			if err != nil {
+				t.Fatalf("call: %v", err)
+			}
+			if text(t, res) != "hi" {
+				t.Errorf("echo answered %q", text(t, res))
+			}
+			st := mustStatus(t, m, "s")
+			if st.ProtocolVersion != tc.want || st.State != mcpgate.StateReady {
+				t.Fatalf("negotiated %q (state %s), want %s", st.ProtocolVersion, st.State, tc.want)
+			}
+			if got := srv.Initializes(); got != tc.initCalls {
+				t.Errorf("%d initialize requests, want %d", got, tc.initCalls)
+			}
+			// The next connection goes straight to what worked.
+			discovers := srv.Requests("server/discover")
+			if err := m.Reconnect(ctx, "s"); err != nil {
+				t.Fatal(err)
+			}
+			if tc.initCalls > 0 && srv.Requests("server/discover") != discovers {
+				t.Errorf("a session-era server was sent server/discover again on reconnect")
+			}
+			if v := mustStatus(t, m, "s").ProtocolVersion; v != tc.want {
+				t.Errorf("reconnect negotiated %q", v)
+			}
+		})
 	}
-	if n := h.Requests("server/discover"); n != 0 {
-		t.Errorf("sent the unreleased server/discover %d times", n)
-	}
-	if v := mustStatus(t, m, "s").ProtocolVersion; v != "2025-11-25" {
-		t.Errorf("negotiated %q", v)
-	}
+}
 
-	old := fake.StartHostile(t, fake.HostileOptions{ProtocolVersion: "2025-06-18"})
-	m2 := newManager(t, nil, cfg("old", old.URL))
-	if err := m2.Connect(ctxT(t, 10*time.Second), "old"); err != nil {
-		t.Fatalf("2025-06-18 refused: %v", err)
-	}
+// Versions before Streamable HTTP are refused with a reason.
+func TestProtocolBeforeStreamableHTTPRefused(t *testing.T) {
 	older := fake.StartHostile(t, fake.HostileOptions{ProtocolVersion: "2024-11-05"})
-	m3 := newManager(t, nil, cfg("older", older.URL))
-	if err := m3.Connect(ctxT(t, 10*time.Second), "older"); err == nil {
-		t.Fatal("2024-11-05 accepted")
-	}
-	if st := mustStatus(t, m3, "older"); st.State != mcpgate.StateError {
-		t.Errorf("state %s for an unsupported version", st.State)
+	m := newManager(t, nil, cfg("older", older.URL))
+	err := m.Connect(ctxT(t, 10*time.Second), "older")
+	if err == nil || !strings.Contains(err.Error(), "2024-11-05") || mcpgate.CategoryOf(err) != mcpgate.CategoryProtocol {
+		t.Fatalf("2024-11-05: %v", err)
 	}
 }
 

@@ -76,37 +76,47 @@ func TestListChangedFromHonestServer(t *testing.T) {
 	eventually(t, "new tool mirrored", func() bool { return mustStatus(t, m, "s").Tools == before+1 })
 }
 
-func TestNewestRefreshWins(t *testing.T) {
-	srv := fake.Start(t, nil)
-	m := newManager(t, nil, cfg("s", srv.URL))
-	ctx := ctxT(t, 10*time.Second)
-	if err := m.Connect(ctx, "s"); err != nil {
-		t.Fatal(err)
+// A flood of list_changed notifications costs at most the refresh that
+// was running and one more, never one list per notification, and the
+// catalog ends up as the server's last one.
+func TestListChangedFloodIsCoalesced(t *testing.T) {
+	var current atomic.Value
+	current.Store(toolsPage("alpha"))
+	release := make(chan struct{})
+	var lists atomic.Int32
+	h := fake.StartHostile(t, fake.HostileOptions{GetStream: fake.GetStreamOpen, ToolsList: func(string) json.RawMessage {
+		if lists.Add(1) > 1 {
+			<-release // hold every refresh after the first list
+		}
+		return current.Load().(json.RawMessage)
+	}})
+	m := newManager(t, nil, cfg("s", h.URL))
+	if got := toolNames(t, m, "s"); strings.Join(got, ",") != "alpha" {
+		t.Fatalf("first catalog %v", got)
 	}
+	eventually(t, "stream open", func() bool { return h.OpenStreams() == 1 })
+	current.Store(toolsPage("omega"))
+	for range 300 {
+		h.Notify("notifications/tools/list_changed")
+	}
+	eventually(t, "a refresh started", func() bool { return lists.Load() >= 2 })
 	s, _ := m.server("s")
 	s.mu.Lock()
 	sess := s.sess
-	mi := &s.catalog.m[kindTools]
-	// Pretend a newer refresh (generation +5) already committed.
-	mi.requested += 5
-	mi.committed = mi.requested
-	want := len(s.catalog.tools)
 	s.mu.Unlock()
-	srv.AddTool("late", "arrives in an older refresh")
-	// This refresh started before the newer one committed? No: it starts
-	// now, so it gets a newer generation and must commit.
-	s.refresh(ctx, sess, kindTools)
-	if got := mustStatus(t, m, "s").Tools; got != want+1 {
-		t.Fatalf("newer refresh not committed: %d tools, want %d", got, want+1)
-	}
-	// An answer for an older generation must be discarded.
-	s.mu.Lock()
-	mi.committed = mi.requested + 1
-	s.mu.Unlock()
-	srv.RemoveTool("late")
-	s.refresh(ctx, sess, kindTools) // generation requested+1 == committed: not newer
-	if got := mustStatus(t, m, "s").Tools; got != want+1 {
-		t.Fatalf("an older result replaced a newer catalog: %d tools", got)
+	eventually(t, "every notification seen", func() bool {
+		sess.refresh.mu.Lock()
+		defer sess.refresh.mu.Unlock()
+		return sess.refresh.kinds[kindTools].wanted >= 301
+	})
+	close(release)
+	eventually(t, "catalog replaced", func() bool {
+		names := toolNames(t, m, "s")
+		return len(names) == 1 && names[0] == "omega"
+	})
+	time.Sleep(200 * time.Millisecond)
+	if n := lists.Load(); n > 3 {
+		t.Fatalf("300 notifications made %d tools/list requests; want at most 3 (connect, the running refresh, one queued)", n)
 	}
 }
 

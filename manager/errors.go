@@ -2,11 +2,13 @@ package manager
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,6 +70,10 @@ func classify(ctx context.Context, what string, err error, obs *observation) *mc
 		e.Code = strconv.FormatInt(we.Code, 10)
 		e.HTTPStatus = httpErrorStatus(status)
 		e.Message = fmt.Sprintf("%s: the server answered with error %d", what, we.Code)
+		if we.Code == codeMissingRequiredClientCapability {
+			e.Message = what + ": the server requires what mcpgate does not offer: " + missingCapabilities(we.Data)
+			break
+		}
 		if msg := mcpgate.Sanitize(we.Message, 200); msg != "" {
 			e.Message += ": " + msg
 		}
@@ -93,6 +99,52 @@ func httpErrorStatus(status int) int {
 		return status
 	}
 	return 0
+}
+
+// codeMissingRequiredClientCapability is 2026-07-28's
+// MissingRequiredClientCapabilityError: the request needs a capability
+// the client did not declare, such as the tasks extension for a tool that
+// only runs as a task.
+const codeMissingRequiredClientCapability = -32021
+
+// missingCapabilities names, for people, the capabilities an error's
+// data.requiredCapabilities lists.
+func missingCapabilities(data json.RawMessage) string {
+	var d struct {
+		Required map[string]json.RawMessage `json:"requiredCapabilities"`
+	}
+	if json.Unmarshal(data, &d) != nil || len(d.Required) == 0 {
+		return "a client capability it did not name"
+	}
+	var names []string
+	for k, v := range d.Required {
+		if k == "extensions" {
+			var ext map[string]json.RawMessage
+			if json.Unmarshal(v, &ext) == nil {
+				for name := range ext {
+					label := "the " + mcpgate.Sanitize(name, 80) + " extension"
+					if name == "io.modelcontextprotocol/tasks" {
+						label = "the tasks extension (tools that run as tasks)"
+					}
+					names = append(names, label)
+				}
+				continue
+			}
+		}
+		names = append(names, mcpgate.Sanitize(k, 40))
+	}
+	slices.Sort(names)
+	if len(names) > 5 {
+		names = append(names[:5], "…")
+	}
+	return strings.Join(names, ", ")
+}
+
+// methodNotFound reports whether the server answered that it does not
+// implement the method.
+func methodNotFound(err error) bool {
+	we := wireError(err)
+	return we != nil && we.Code == jsonrpc.CodeMethodNotFound
 }
 
 // wireError finds a JSON-RPC error from the remote side in err's tree,

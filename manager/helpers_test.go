@@ -60,8 +60,9 @@ func mustStatus(t *testing.T, m *Manager, id string) Status {
 	return st
 }
 
-// gate is a reverse proxy in front of a server that can hold initialize
-// requests until released, to catch connects in flight.
+// gate is a reverse proxy in front of a server that can hold the first
+// request of a connect (initialize, or server/discover) until released, to
+// catch connects in flight.
 type gate struct {
 	URL      string
 	mu       sync.Mutex
@@ -93,7 +94,7 @@ func startGate(t *testing.T, target string) *gate {
 		}
 		if r.Method == http.MethodPost && held != nil {
 			body := peek(r)
-			if strings.Contains(body, `"initialize"`) {
+			if strings.Contains(body, `"initialize"`) || strings.Contains(body, `"server/discover"`) {
 				g.arrived <- struct{}{}
 				select {
 				case <-held:
@@ -107,6 +108,16 @@ func startGate(t *testing.T, target string) *gate {
 	t.Cleanup(ts.Close)
 	g.URL = ts.URL + u.Path
 	return g
+}
+
+// await waits until a held request arrived.
+func (g *gate) await(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no connect reached the gate")
+	}
 }
 
 func (g *gate) hold() {

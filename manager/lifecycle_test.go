@@ -29,7 +29,7 @@ func TestConcurrentConnectsShareOneInitialize(t *testing.T) {
 			errs <- err
 		}()
 	}
-	<-g.arrived
+	g.await(t)
 	if st := mustStatus(t, m, "s"); st.State != mcpgate.StateConnecting {
 		t.Errorf("state while initialize is held = %s, want connecting", st.State)
 	}
@@ -42,8 +42,8 @@ func TestConcurrentConnectsShareOneInitialize(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := srv.Initializes(); n != 1 {
-		t.Errorf("initialize sent %d times for %d concurrent callers, want 1", n, callers)
+	if n := srv.Connects(); n != 1 {
+		t.Errorf("%d connects for %d concurrent callers, want 1", n, callers)
 	}
 	if st := mustStatus(t, m, "s"); st.State != mcpgate.StateReady || st.Tools == 0 {
 		t.Errorf("status = %+v, want ready with tools", st)
@@ -74,7 +74,7 @@ func TestStaleConnectionCannotTouchCurrentSession(t *testing.T) {
 	if s.drop(old, mcpgate.StateError, &mcpgate.Error{Category: mcpgate.CategoryNetwork, Message: "stale"}) {
 		t.Error("drop with a stale connectionId was accepted")
 	}
-	s.refresh(ctx, old, kindTools)
+	s.refresh(ctx, old, kindTools, true)
 	s.sessionEnded(old, errors.New("stale end"))
 	st := mustStatus(t, m, "s")
 	if st.State != mcpgate.StateReady || st.ConnectionID != cur.ConnectionID {
@@ -93,7 +93,7 @@ func TestSupersededAttemptCannotInstallItsSession(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { done <- m.Connect(ctxT(t, 10*time.Second), "s") }()
-	<-g.arrived
+	g.await(t)
 	if err := m.Disconnect(context.Background(), "s"); err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +108,8 @@ func TestSupersededAttemptCannotInstallItsSession(t *testing.T) {
 }
 
 func TestURLChangePassesDisconnectBarrier(t *testing.T) {
-	a := fake.Start(t, nil)
-	b := fake.Start(t, nil)
+	a := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
+	b := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
 	m := newManager(t, nil, cfg("s", a.URL))
 	ctx := ctxT(t, 10*time.Second)
 	if _, err := m.CallTool(ctx, "s", "echo", raw(`{"text":"a"}`), nil); err != nil {
@@ -143,7 +143,7 @@ func TestURLChangeCancelsAttemptInFlight(t *testing.T) {
 	m := newManager(t, nil, cfg("s", g.URL))
 	done := make(chan error, 1)
 	go func() { _, err := m.Tools(ctxT(t, 10*time.Second), "s"); done <- err }()
-	<-g.arrived
+	g.await(t)
 	if err := m.Update(context.Background(), []mcpgate.ServerConfig{cfg("s", b.URL)}); err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +153,8 @@ func TestURLChangeCancelsAttemptInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := mustStatus(t, m, "s")
-	if st.State != mcpgate.StateReady || b.Initializes() != 1 {
-		t.Fatalf("after barrier: state %s, new server initializes %d", st.State, b.Initializes())
+	if st.State != mcpgate.StateReady || b.Connects() != 1 {
+		t.Fatalf("after barrier: state %s, new server initializes %d", st.State, b.Connects())
 	}
 	if n := a.Requests("tools/list"); n != 0 {
 		t.Errorf("the attempt under the old URL went on to list tools (%d)", n)
@@ -162,7 +162,7 @@ func TestURLChangeCancelsAttemptInFlight(t *testing.T) {
 }
 
 func TestExpiredSessionIsReinitializedOnce(t *testing.T) {
-	srv := fake.Start(t, nil)
+	srv := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
 	// Without a standalone stream, only the call itself can learn that the
 	// server forgot the session: its request is answered 404.
 	g := startGate(t, srv.URL)
@@ -180,7 +180,7 @@ func TestExpiredSessionIsReinitializedOnce(t *testing.T) {
 	if got := res.Content[0].(*mcp.TextContent).Text; got != "2" {
 		t.Errorf("result %q, want 2", got)
 	}
-	if n := srv.Initializes(); n != 2 {
+	if n := srv.Connects(); n != 2 {
 		t.Errorf("initialize count %d, want 2 (one re-initialize)", n)
 	}
 	// 1 before expiry, 1 answered 404 (never executed), 1 re-sent: no more.
@@ -215,7 +215,7 @@ func TestServerGoneMeansError(t *testing.T) {
 }
 
 func TestCloseLeavesNothingRunning(t *testing.T) {
-	srv := fake.Start(t, nil)
+	srv := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
 	m, err := New([]mcpgate.ServerConfig{cfg("s", srv.URL)}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func TestConnectOnStartupAndLazy(t *testing.T) {
 	m := newManager(t, nil, e, cfg("lazy", lazy.URL))
 	m.Start(context.Background())
 	eventually(t, "eager server ready", func() bool { return mustStatus(t, m, "eager").State == mcpgate.StateReady })
-	if lazy.Initializes() != 0 || mustStatus(t, m, "lazy").State != mcpgate.StateDisconnected {
+	if lazy.Connects() != 0 || mustStatus(t, m, "lazy").State != mcpgate.StateDisconnected {
 		t.Error("a server without connectOnStartup connected at start")
 	}
 }
@@ -282,7 +282,7 @@ func TestDisabledServerAndTool(t *testing.T) {
 }
 
 func TestCallInFlightWhenSessionExpiresIsNotResent(t *testing.T) {
-	srv := fake.Start(t, nil)
+	srv := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
 	m := newManager(t, nil, cfg("s", srv.URL))
 	ctx := ctxT(t, 20*time.Second)
 	if err := m.Connect(ctx, "s"); err != nil {

@@ -31,6 +31,8 @@ type Manager struct {
 	nextConnID atomic.Uint64
 	ops        *operations
 	requests   *requestLog
+	progress   progressRouter
+	now        func() time.Time
 
 	mu      sync.Mutex
 	servers map[string]*server
@@ -58,7 +60,7 @@ func New(servers []mcpgate.ServerConfig, opts *Options) (*Manager, error) {
 	}
 	o.Limits = o.Limits.withDefaults()
 	m := &Manager{opts: o, ops: newOperations(), requests: newRequestLog(o.RequestLogSize, o.RequestLog),
-		servers: make(map[string]*server)}
+		servers: make(map[string]*server), now: time.Now}
 	m.base = o.HTTPClient
 	if m.base == nil {
 		m.base = defaultHTTPClient()
@@ -220,6 +222,9 @@ func (s *server) reconfigure(cfg mcpgate.ServerConfig) {
 	if old.Binding() != cfg.Binding() || (old.Enabled && !cfg.Enabled) {
 		// The new binding becomes visible only once the old session is gone.
 		s.barrier(mcpgate.StateDisconnected, func() {
+			if s.cfg.URL != cfg.URL {
+				s.known = ""
+			}
 			s.cfg = cfg
 			s.catalog.reset()
 		})

@@ -201,10 +201,12 @@ func (x *exchange) outcome(err error) string {
 		return string(mcpgate.CategoryProtocol)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return string(mcpgate.CategoryAuth)
+	case rpcErr:
+		// A JSON-RPC error, whatever the HTTP status it came with (2026-07-28
+		// sends invalid params with 400).
+		return string(mcpgate.CategoryRemote)
 	case status >= 300:
 		return string(mcpgate.CategoryHTTP)
-	case rpcErr:
-		return string(mcpgate.CategoryRemote)
 	case responded:
 		// The answer arrived; the caller may stop reading (and cancel)
 		// before the stream's end.

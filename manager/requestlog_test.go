@@ -44,33 +44,44 @@ func (l *logged) find(t *testing.T, server, method, tool string) RequestLogEntry
 }
 
 func TestRequestLogRecordsCall(t *testing.T) {
-	srv := fake.Start(t, nil)
-	var l logged
-	m := newManager(t, &Options{RequestLog: l.add}, cfg("s", srv.URL))
-	before := time.Now()
-	if _, err := m.CallTool(ctxT(t, 10*time.Second), "s", "echo", raw(`{"text":"hello"}`), nil); err != nil {
-		t.Fatal(err)
-	}
-	e := l.find(t, "s", "tools/call", "echo")
-	if e.HTTPStatus != http.StatusOK || e.Outcome != OutcomeOK || e.BytesIn <= 0 || e.BytesOut <= 0 ||
-		e.Duration <= 0 || e.Time.Before(before.Add(-time.Second)) {
-		t.Errorf("tools/call entry: %+v", e)
-	}
-	for _, method := range []string{"initialize", "notifications/initialized", "tools/list"} {
-		if e := l.find(t, "s", method, ""); e.Outcome != OutcomeOK || e.Tool != "" {
-			t.Errorf("%s entry: %+v", method, e)
+	for _, tc := range []struct {
+		versions []string
+		connect  []string
+	}{
+		{fake.SessionEra, []string{"initialize", "notifications/initialized", "tools/list"}},
+		{nil, []string{"server/discover", "tools/list"}},
+	} {
+		srv := fake.Start(t, &fake.Options{Versions: tc.versions})
+		var l logged
+		m := newManager(t, &Options{RequestLog: l.add}, cfg("s", srv.URL))
+		before := time.Now()
+		if _, err := m.CallTool(ctxT(t, 10*time.Second), "s", "echo", raw(`{"text":"hello"}`), nil); err != nil {
+			t.Fatal(err)
 		}
-	}
-	// The ring holds what the callback saw, in the same order.
-	var recent []RequestLogEntry
-	eventually(t, "the ring and the callback to agree", func() bool {
-		recent = m.RecentRequests(0)
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return slices.Equal(recent, l.entries)
-	})
-	if last := m.RecentRequests(1); len(last) != 1 || last[0] != recent[len(recent)-1] {
-		t.Errorf("RecentRequests(1) = %+v, want the newest of %d", last, len(recent))
+		e := l.find(t, "s", "tools/call", "echo")
+		if e.HTTPStatus != http.StatusOK || e.Outcome != OutcomeOK || e.BytesIn <= 0 || e.BytesOut <= 0 ||
+			e.Duration <= 0 || e.Time.Before(before.Add(-time.Second)) {
+			t.Errorf("tools/call entry: %+v", e)
+		}
+		for _, method := range tc.connect {
+			if e := l.find(t, "s", method, ""); e.Outcome != OutcomeOK || e.Tool != "" {
+				t.Errorf("%s entry: %+v", method, e)
+			}
+		}
+		if tc.versions != nil {
+			continue
+		}
+		// The ring holds what the callback saw, in the same order.
+		var recent []RequestLogEntry
+		eventually(t, "the ring and the callback to agree", func() bool {
+			recent = m.RecentRequests(0)
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return slices.Equal(recent, l.entries)
+		})
+		if last := m.RecentRequests(1); len(last) != 1 || last[0] != recent[len(recent)-1] {
+			t.Errorf("RecentRequests(1) = %+v, want the newest of %d", last, len(recent))
+		}
 	}
 }
 
@@ -92,7 +103,7 @@ func TestRequestLogRecordsFailures(t *testing.T) {
 	if _, err := m2.ReadResource(ctxT(t, 10*time.Second), "s", "file:///no/such/resource"); err == nil {
 		t.Fatal("reading a missing resource succeeded")
 	}
-	if e := l.find(t, "s", "resources/read", ""); e.Outcome != string(mcpgate.CategoryRemote) || e.HTTPStatus != http.StatusOK {
+	if e := l.find(t, "s", "resources/read", ""); e.Outcome != string(mcpgate.CategoryRemote) || (e.HTTPStatus != http.StatusOK && e.HTTPStatus != http.StatusBadRequest) {
 		t.Errorf("JSON-RPC error entry: %+v", e)
 	}
 

@@ -1,26 +1,15 @@
 package manager
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"slices"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// The protocol versions mcpgate speaks. The go-sdk's default would first
-// send server/discover of an unreleased version; pinning avoids that.
-const protocolVersion = "2025-11-25"
-
-var acceptedVersions = []string{"2025-11-25", "2025-06-18"}
 
 // server supervises the sessions of one configured server.
 //
@@ -46,29 +35,11 @@ type server struct {
 	// attempt started in an older epoch can never install its session.
 	epoch   uint64
 	catalog catalogs
+	// known is the protocol version the last connection negotiated, so
+	// the next one goes straight to it ("" until one succeeded).
+	known string
 
 	notifyMu sync.Mutex // keeps OnStateChange calls for this server in order
-}
-
-// session is one live MCP session. Its id is the connectionId: every
-// operation that acts on "the current session" names the session it means,
-// and does nothing if that is no longer the current one.
-type session struct {
-	id       uint64
-	cs       *mcp.ClientSession
-	protocol string
-	title    string // the server's product name, from initialize
-	caps     *mcp.ServerCapabilities
-
-	ctx    context.Context // cancelled when the session closes
-	cancel context.CancelFunc
-	// live is set once cs is assigned; background callbacks that fire
-	// during Connect (the GET stream starts inside it) check it first.
-	live atomic.Bool
-	// ended is closed when the SDK reports the session over.
-	ended chan struct{}
-	wg    sync.WaitGroup // background work of this session (refreshes, probes)
-	once  sync.Once
 }
 
 type attempt struct {
@@ -161,7 +132,7 @@ func (s *server) connectSerialized(ctx context.Context, a *attempt) {
 		err = errSuperseded
 	}
 	if err == nil {
-		s.loadCatalogs(ctx, sess)
+		err = s.loadCatalogs(ctx, sess)
 	}
 
 	s.mu.Lock()
@@ -204,104 +175,6 @@ func (s *server) setErrorLocked(err error) {
 	}
 }
 
-// dial opens and initializes a new session.
-func (s *server) dial(ctx context.Context, cfg mcpgate.ServerConfig) (*session, error) {
-	m := s.m
-	ctx, cancel := context.WithTimeoutCause(ctx, m.opts.ConnectTimeout, errConnectTimeout)
-	defer cancel()
-	ctx, obs := withObservation(ctx)
-
-	token := ""
-	if cfg.Auth == mcpgate.AuthBearer && cfg.BearerTokenEnv != "" {
-		token = m.opts.Getenv(cfg.BearerTokenEnv)
-	}
-	sctx, scancel := context.WithCancel(m.ctx)
-	sess := &session{id: m.nextConnID.Add(1), ctx: sctx, cancel: scancel, ended: make(chan struct{})}
-
-	headers := func() (http.Header, error) {
-		h := make(http.Header, len(cfg.Headers))
-		for k, v := range cfg.Headers {
-			ev, err := mcpgate.ExpandRefs(v, m.opts.Getenv)
-			if err != nil {
-				return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "header %s: %v", k, err)
-			}
-			h.Set(k, ev)
-		}
-		h.Set("User-Agent", m.opts.ClientName+"/"+m.opts.ClientVersion)
-		return h, nil
-	}
-	if _, err := headers(); err != nil {
-		scancel()
-		return nil, err
-	}
-	httpClient := &http.Client{
-		Transport: &sessionTransport{
-			base:       m.base.Transport,
-			headers:    headers,
-			maxBody:    m.opts.Limits.MaxResponseBytes,
-			streamLost: func(err error) { s.streamLost(sess, err) },
-			logf:       func(f string, args ...any) { m.logf(s.id, f, args...) },
-			server:     s.id,
-			record:     m.requests.add,
-		},
-		CheckRedirect: sameOriginRedirects,
-	}
-	transport := &mcp.StreamableClientTransport{
-		Endpoint:     cfg.URL,
-		HTTPClient:   httpClient,
-		MaxRetries:   -1, // the stream supervisor reconnects; POST streams are not re-sent
-		OAuthHandler: s.authHandler(cfg, token),
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
-		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return s.elicit(ctx, req)
-		},
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged(sess, kindTools) },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.listChanged(sess, kindPrompts) },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { s.listChanged(sess, kindResources) },
-		Logger:                     m.opts.Logger,
-	})
-	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
-	if err != nil {
-		scancel()
-		return nil, classify(ctx, "connecting", err, obs)
-	}
-	sess.cs = cs
-	sess.live.Store(true)
-	res := cs.InitializeResult()
-	if res == nil || !slices.Contains(acceptedVersions, res.ProtocolVersion) {
-		v := ""
-		if res != nil {
-			v = res.ProtocolVersion
-		}
-		sess.close()
-		return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol,
-			Message: "connecting: the server speaks MCP " + mcpgate.Sanitize(v, 40) + "; mcpgate speaks 2025-11-25 and 2025-06-18"}
-	}
-	sess.protocol = res.ProtocolVersion
-	if si := res.ServerInfo; si != nil {
-		sess.title = mcpgate.Sanitize(cmp.Or(si.Title, si.Name), 80)
-	}
-	sess.caps = res.Capabilities
-	if sess.caps == nil {
-		sess.caps = &mcp.ServerCapabilities{}
-	}
-	// Notice a session the SDK itself gave up on (a 404 on any request, a
-	// malformed message) as soon as it happens, not at the next call.
-	sess.wg.Add(1)
-	go func() {
-		defer sess.wg.Done()
-		err := cs.Wait()
-		close(sess.ended)
-		if sess.ctx.Err() != nil {
-			return // we closed it
-		}
-		s.sessionEnded(sess, err)
-	}()
-	return sess, nil
-}
-
 // authHandler picks who authorizes requests: the Authorizer for OAuth and
 // stored bearer tokens, else the static handler (none, or a bearer token
 // from the environment).
@@ -313,21 +186,9 @@ func (s *server) authHandler(cfg mcpgate.ServerConfig, envToken string) auth.OAu
 	return &staticAuth{cfg: cfg, token: envToken}
 }
 
-// close ends the session and waits for its background work. It is
-// idempotent and safe to call without any lock held.
-func (sess *session) close() {
-	sess.once.Do(func() {
-		sess.cancel()
-		if sess.cs != nil {
-			sess.cs.Close()
-		}
-	})
-	sess.wg.Wait()
-}
-
 // sessionEnded is called when the SDK reports the session over.
 func (s *server) sessionEnded(sess *session, err error) {
-	if errors.Is(err, mcp.ErrSessionMissing) {
+	if sess.gen.forgotten(err) {
 		// The server forgot the session: nothing is wrong with the server, a
 		// new session is made on next use.
 		s.drop(sess, mcpgate.StateDisconnected, nil)
@@ -369,29 +230,43 @@ func (s *server) drop(sess *session, state mcpgate.State, e *mcpgate.Error) bool
 	return true
 }
 
-// probe checks with a ping whether sess still works after something
-// suspicious (a lost stream, a dropped call) and retires it if not.
+// probe checks whether sess still works after something suspicious (a
+// lost stream, a dropped call) and retires it if not. Checks of one
+// session do not overlap: one that finds another running waits for it
+// and trusts its verdict.
 func (s *server) probe(sess *session) {
-	ctx, cancel := context.WithTimeout(sess.ctx, 10*time.Second)
+	if !sess.probing.TryLock() {
+		sess.probing.Lock()
+		sess.probing.Unlock()
+		return
+	}
+	defer sess.probing.Unlock()
+	ctx, cancel := context.WithTimeout(sess.ctx, connectionCheckTimeout)
 	defer cancel()
 	ctx, obs := withObservation(ctx)
-	err := sess.cs.Ping(ctx, nil)
+	err := sess.gen.check(ctx, sess)
 	if err == nil || sess.ctx.Err() != nil {
 		return
 	}
-	if errors.Is(err, mcp.ErrSessionMissing) {
+	if sess.gen.forgotten(err) {
 		s.drop(sess, mcpgate.StateDisconnected, nil)
 		return
 	}
-	s.drop(sess, mcpgate.StateError, classify(ctx, "checking the session", err, obs))
+	s.drop(sess, mcpgate.StateError, classify(ctx, "checking the connection", err, obs))
 }
 
-// streamLost runs a probe in the background when the GET stream ends.
+// streamLost checks the session in the background when an event stream
+// failed. Checks do not pile up: one in flight covers every loss until it
+// ends.
 func (s *server) streamLost(sess *session, err error) {
 	if sess.ctx.Err() != nil || !sess.live.Load() {
 		return
 	}
-	s.m.logf(s.id, "%v; checking the session", err)
+	if !sess.probing.TryLock() {
+		return
+	}
+	sess.probing.Unlock()
+	s.m.logf(s.id, "%v; checking the connection", err)
 	sess.wg.Add(1)
 	go func() {
 		defer sess.wg.Done()
@@ -433,9 +308,23 @@ func (s *server) barrier(state mcpgate.State, change func()) {
 	s.notify()
 }
 
-// elicit routes a form elicitation to whoever can ask the person.
-func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	p := req.Params
+// knownProtocol is the version the last connection negotiated.
+func (s *server) knownProtocol() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.known
+}
+
+func (s *server) rememberProtocol(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.known = v
+}
+
+// elicit routes a form elicitation, asked by the server during a request
+// (session era) or in an InputRequiredResult (2026-07-28), to whoever can
+// ask the person.
+func (s *server) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if p == nil || p.Mode == "url" || s.m.opts.Elicit == nil {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}

@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,24 +16,58 @@ import (
 // The HTTP layer under one session. The go-sdk transport sends every
 // request through sessionTransport, which
 //   - sets the configured headers (references expanded per request),
+//   - lets a sender-constrained credential sign the request (DPoP),
 //   - bounds every POST response body (a hostile server cannot make us
 //     hold more than Limits.MaxResponseBytes),
 //   - records the HTTP status of POST responses in the request's
-//     observation so errors can be attributed, and
+//     observation so errors can be attributed,
 //   - meters every other request for the request log (see requestlog.go),
-//     and
-//   - replaces the standalone GET stream with a supervised one (see
-//     superviseStream) that can neither block Connect nor end the session.
+//   - answers the SDK's event streams (the standalone GET of the session
+//     era, subscriptions/listen of 2026-07-28) with supervised ones (see
+//     streams.go) that can neither block Connect nor end the session,
+//   - paces the SDK's resumptions of broken POST streams, and
+//   - removes SSE event IDs from 2026-07-28 responses, whose streams are
+//     never resumed.
 
 type sessionTransport struct {
-	base       http.RoundTripper
-	headers    func() (http.Header, error)
-	maxBody    int64
-	streamLost func(error) // called when the GET stream ends or fails
-	logf       func(format string, args ...any)
-	now        func() time.Time
-	server     string                // the server ID, for the request log
-	record     func(RequestLogEntry) // nil records nothing
+	base    http.RoundTripper
+	headers func() (http.Header, error)
+	maxBody int64
+	// lost is called when an event stream failed in a way that may mean
+	// the session is gone; reopened when one opened again after a break,
+	// so what the server announced meanwhile is fetched again.
+	lost     func(error)
+	reopened func()
+	// authorize sets a current Authorization header on a request the
+	// transport sends by itself (a reopened stream); nil sends the one the
+	// SDK set first.
+	authorize func(*http.Request) error
+	// prepare, when set, sees every request last (DPoP proofs).
+	prepare func(*http.Request) error
+	logf    func(format string, args ...any)
+	server  string                // the server ID, for the request log
+	record  func(RequestLogEntry) // nil records nothing
+
+	// Seams for tests; zero values mean the real clock and policy.
+	now    func() time.Time
+	sleep  func(time.Duration) <-chan time.Time
+	policy reconnectPolicy
+
+	resume resumeGate
+}
+
+func (t *sessionTransport) clock() time.Time {
+	if t.now != nil {
+		return t.now()
+	}
+	return time.Now()
+}
+
+func (t *sessionTransport) after(d time.Duration) <-chan time.Time {
+	if t.sleep != nil {
+		return t.sleep(d)
+	}
+	return time.After(d)
 }
 
 // observation collects what the HTTP layer saw for one operation.
@@ -95,6 +127,11 @@ func (o *observation) snapshot() (status int, tooLarge bool) {
 	return o.status, o.tooLarge
 }
 
+// stateless reports whether a request speaks 2026-07-28 or later.
+func stateless(req *http.Request) bool {
+	return req.Header.Get("Mcp-Protocol-Version") >= version20260728
+}
+
 func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	hdr, err := t.headers()
 	if err != nil {
@@ -105,7 +142,26 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		req.Header[k] = vs
 	}
 	if req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
-		return t.standaloneStream(req), nil
+		if req.Header.Get("Last-Event-ID") == "" {
+			return t.syntheticStream(req, t.standaloneStream(req)), nil
+		}
+		// The SDK resumes a POST stream that broke before its answer.
+		if stateless(req) {
+			return nil, errors.New("2026-07-28 response streams are not resumed")
+		}
+		if err := t.resume.admit(req.Context(), t); err != nil {
+			return nil, err
+		}
+	}
+	if req.Method == http.MethodPost && req.Header.Get("Mcp-Method") == "subscriptions/listen" {
+		es, err := t.listenStream(req)
+		if err != nil {
+			return nil, err
+		}
+		return t.syntheticStream(req, es), nil
+	}
+	if err := t.prepareRequest(req); err != nil {
+		return nil, err
 	}
 	obs := observationFrom(req.Context())
 	if req.Method == http.MethodPost {
@@ -123,10 +179,86 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.Method == http.MethodPost {
 		obs.record(resp.StatusCode)
 		resp.Body = &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, x: x}
+		if stateless(req) && strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+			resp.Body = stripEventIDs(resp.Body)
+		}
 	} else if x != nil {
 		resp.Body = &boundedBody{rc: resp.Body, left: -1, x: x}
 	}
 	return resp, nil
+}
+
+func (t *sessionTransport) prepareRequest(req *http.Request) error {
+	if t.prepare == nil {
+		return nil
+	}
+	return t.prepare(req)
+}
+
+// reauthorize refreshes the credential of a request the transport sends
+// again by itself.
+func (t *sessionTransport) reauthorize(req *http.Request) error {
+	if t.authorize != nil {
+		if err := t.authorize(req); err != nil {
+			return err
+		}
+	}
+	return t.prepareRequest(req)
+}
+
+// standaloneStream is the session era's GET stream, resumed with
+// Last-Event-ID when it breaks.
+func (t *sessionTransport) standaloneStream(req *http.Request) *eventStream {
+	return &eventStream{
+		what:      "standalone stream",
+		resumable: true,
+		open: func(ctx context.Context, lastID string) (*http.Response, error) {
+			r := req.Clone(ctx)
+			if lastID != "" {
+				r.Header.Set("Last-Event-ID", lastID)
+			}
+			if err := t.reauthorize(r); err != nil {
+				return nil, err
+			}
+			return t.base.RoundTrip(r)
+		},
+	}
+}
+
+// listenStream is 2026-07-28's subscriptions/listen: the first open sends
+// the SDK's request, every reopen the same request under a new ID, with a
+// current credential.
+func (t *sessionTransport) listenStream(req *http.Request) (*eventStream, error) {
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxSummaryBytes))
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	opens := 0
+	return &eventStream{
+		what: "subscriptions/listen",
+		keep: notificationsOnly,
+		open: func(ctx context.Context, _ string) (*http.Response, error) {
+			b := body
+			r := req.Clone(ctx)
+			if opens > 0 {
+				var err error
+				if b, err = withRequestID(body, fmt.Sprintf("mcpgate-listen-%d", opens)); err != nil {
+					return nil, err
+				}
+				if err := t.reauthorize(r); err != nil {
+					return nil, err
+				}
+			} else if err := t.prepareRequest(r); err != nil {
+				return nil, err
+			}
+			opens++
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			r.ContentLength = int64(len(b))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+			return t.base.RoundTrip(r)
+		},
+	}, nil
 }
 
 // errResponseTooLarge is returned when a response body exceeds its bound.
@@ -172,152 +304,6 @@ func (b *boundedBody) Close() error {
 	err := b.rc.Close()
 	b.x.finish(errBodyClosed)
 	return err
-}
-
-// Standalone stream supervision.
-//
-// The go-sdk opens the standalone GET stream synchronously inside Connect,
-// on a context detached from the caller's deadline, so a server that never
-// answers the GET would hold Connect forever; and a stream the server closes
-// is retried a few times and then fails the whole session. Instead, the GET
-// is answered at once with a synthetic event stream, and a goroutine feeds it
-// from the real GET: it forwards only complete events, reconnects with
-// backoff (resuming with Last-Event-ID), gives up quietly when the server
-// does not offer a stream, and reports a lost stream so the manager can
-// check the session with a ping instead of guessing.
-
-const (
-	maxStreamEventBytes  = 4 << 20
-	maxStreamReconnects  = 5
-	streamInitialBackoff = 500 * time.Millisecond
-	streamMaxBackoff     = 30 * time.Second
-)
-
-func (t *sessionTransport) standaloneStream(req *http.Request) *http.Response {
-	pr, pw := io.Pipe()
-	go t.superviseStream(req, pw)
-	return &http.Response{
-		Status:     "200 OK",
-		StatusCode: http.StatusOK,
-		Proto:      "HTTP/1.1",
-		ProtoMajor: 1,
-		ProtoMinor: 1,
-		Header:     http.Header{"Content-Type": {"text/event-stream"}},
-		Body:       pr,
-		Request:    req,
-	}
-}
-
-func (t *sessionTransport) superviseStream(req *http.Request, pw *io.PipeWriter) {
-	ctx := req.Context()
-	var lastID string
-	failures := 0
-	backoff := streamInitialBackoff
-	defer func() { pw.CloseWithError(context.Cause(ctx)) }()
-	for ctx.Err() == nil {
-		r := req.Clone(ctx)
-		if lastID != "" {
-			r.Header.Set("Last-Event-ID", lastID)
-		}
-		resp, err := t.base.RoundTrip(r)
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return
-			}
-			t.streamLost(fmt.Errorf("standalone stream: %w", err))
-		case resp.StatusCode == http.StatusNotFound && r.Header.Get("Mcp-Session-Id") != "":
-			resp.Body.Close()
-			t.streamLost(errStreamSessionGone)
-			<-ctx.Done()
-			return
-		case resp.StatusCode < 200 || resp.StatusCode > 299 ||
-			!strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream"):
-			// The server offers no stream (405 is what the spec says; some
-			// answer other codes). Server-initiated messages then arrive only
-			// on POST responses; the session itself is fine.
-			resp.Body.Close()
-			<-ctx.Done()
-			return
-		default:
-			progressed, id, retry, werr := forwardEvents(resp.Body, pw)
-			resp.Body.Close()
-			if werr != nil || ctx.Err() != nil {
-				return // the SDK closed its end, or the session is closing
-			}
-			if id != "" {
-				lastID = id
-			}
-			if retry > 0 {
-				backoff = retry
-			}
-			if progressed {
-				failures = 0
-			}
-			t.streamLost(errStreamEnded)
-		}
-		failures++
-		if failures > maxStreamReconnects {
-			t.logf("standalone stream given up after %d attempts", maxStreamReconnects)
-			<-ctx.Done()
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, streamMaxBackoff)
-	}
-}
-
-var (
-	errStreamEnded       = errors.New("standalone stream ended")
-	errStreamSessionGone = errors.New("standalone stream: session not found (HTTP 404)")
-)
-
-// forwardEvents copies complete SSE events from body to w. It reports
-// whether any event carried data, the last event ID seen, a server-sent
-// retry delay, and an error only if writing to w failed. A partial event at
-// the end of body is dropped, so the reader never sees half an event.
-func forwardEvents(body io.Reader, w io.Writer) (progressed bool, lastID string, retry time.Duration, werr error) {
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxStreamEventBytes)
-	var event bytes.Buffer
-	hasData := false
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 {
-			if event.Len() > 0 {
-				event.WriteByte('\n')
-				if _, err := w.Write(event.Bytes()); err != nil {
-					return progressed, lastID, retry, err
-				}
-				progressed = progressed || hasData
-			}
-			event.Reset()
-			hasData = false
-			continue
-		}
-		if event.Len()+len(line) > maxStreamEventBytes {
-			return progressed, lastID, retry, nil // hostile event: drop the stream
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "id":
-			lastID = string(value)
-		case "retry":
-			if ms, err := strconv.Atoi(string(value)); err == nil && ms > 0 {
-				retry = time.Duration(ms) * time.Millisecond
-			}
-		case "data":
-			hasData = true
-		}
-		event.Write(line)
-		event.WriteByte('\n')
-	}
-	return progressed, lastID, retry, nil
 }
 
 // defaultHTTPClient is used when Options.HTTPClient is nil. It has no

@@ -90,7 +90,7 @@ func TestGatewayFront(t *testing.T) {
 	if len(tools.Tools) != 1 || tools.Tools[0].Name != "mcp" {
 		t.Fatalf("tools/list: %d tools", len(tools.Tools))
 	}
-	if srv.Initializes() != 0 {
+	if srv.Connects() != 0 {
 		t.Error("the front connected to a remote server before it was needed")
 	}
 	out, isErr := callMCP(t, cs, `{"action":"call","server":"demo","tool":"echo","arguments":{"text":"hi"}}`)

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -101,18 +103,32 @@ func runCall(ctx context.Context, app *App, opts *callOptions) error {
 		return err
 	}
 
+	// The server's own progress reports, if it sends any, show in the
+	// spinner's line (remote text, so sanitized and cut to one line).
+	var progress atomic.Pointer[string]
 	stop := startProgress(app.IO.ErrOut, app.IO.ErrTTY, func() string {
-		return fmt.Sprintf("Calling %s/%s…", opts.ID, firstLine(opts.Tool, 60))
+		msg := fmt.Sprintf("Calling %s/%s…", opts.ID, firstLine(opts.Tool, 60))
+		if p := progress.Load(); p != nil {
+			msg += " " + *p
+		}
+		return msg
 	})
 	el.setBeforeAsk(stop)
-	res, err := m.CallTool(ctx, opts.ID, opts.Tool, args, &manager.CallOptions{Timeout: opts.Timeout})
+	callOpts := &manager.CallOptions{Timeout: opts.Timeout}
+	if app.IO.ErrTTY {
+		callOpts.Progress = func(p *mcp.ProgressNotificationParams) {
+			s := progressText(p)
+			progress.Store(&s)
+		}
+	}
+	res, err := m.CallTool(ctx, opts.ID, opts.Tool, args, callOpts)
 	stop()
 	if err != nil {
 		return err
 	}
 
 	if opts.JSON {
-		if err := writeJSON(app.IO.Out, res); err != nil {
+		if err := writeResultJSON(app.IO.Out, res); err != nil {
 			return err
 		}
 	} else {
@@ -127,6 +143,19 @@ func runCall(ctx context.Context, app *App, opts *callOptions) error {
 		return &reportedError{Err: errToolFailed}
 	}
 	return nil
+}
+
+// progressText is a progress notification as the spinner shows it: "3/10
+// message", the counts without a total as they come.
+func progressText(p *mcp.ProgressNotificationParams) string {
+	s := strconv.FormatFloat(p.Progress, 'f', -1, 64)
+	if p.Total > 0 {
+		s += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
+	}
+	if m := firstLine(p.Message, 60); m != "" {
+		s += " " + m
+	}
+	return s
 }
 
 // callArgs reads and checks the JSON argument. It must be one JSON object;

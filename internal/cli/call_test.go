@@ -111,3 +111,15 @@ func TestCallTimeout(t *testing.T) {
 		t.Errorf("timeout:\n%s", r)
 	}
 }
+
+// On a terminal, a call's spinner shows the progress the server reports.
+func TestCallShowsServerProgress(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	h.errTTY = true
+	h.mustRun(0, "add", "demo", srv.URL)
+	r := h.mustRun(0, "call", "demo", "progress", `{"steps":20}`)
+	if !strings.Contains(r.stderr, "/20 step ") || strings.TrimSpace(r.stdout) != "done" {
+		t.Errorf("no progress in the spinner:\n%s", r)
+	}
+}

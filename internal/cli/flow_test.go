@@ -34,7 +34,7 @@ func TestFlow(t *testing.T) {
 		s := got.Servers[0]
 		want := map[string]any{
 			"id": "demo", "name": "demo", "url": srv.URL, "auth": "none", "enabled": true, "state": "ready",
-			"tools": 6.0, "prompts": 2.0, "resources": 2.0,
+			"tools": 8.0, "prompts": 2.0, "resources": 2.0,
 		}
 		for k, v := range want {
 			if !cmp.Equal(s[k], v) {
@@ -56,8 +56,8 @@ func TestFlow(t *testing.T) {
 	t.Run("list", func(t *testing.T) {
 		r := h.mustRun(0, "list")
 		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-		if len(lines) != 6 {
-			t.Fatalf("want 6 tool lines, got:\n%s", r.stdout)
+		if len(lines) != 8 {
+			t.Fatalf("want 8 tool lines, got:\n%s", r.stdout)
 		}
 		found := false
 		for _, l := range lines {
@@ -84,7 +84,7 @@ func TestFlow(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Servers) != 1 || got.Servers[0].ID != "demo" || len(got.Servers[0].Tools) != 6 {
+		if len(got.Servers) != 1 || got.Servers[0].ID != "demo" || len(got.Servers[0].Tools) != 8 {
 			t.Errorf("list --json: %s", r.stdout)
 		}
 	})
@@ -186,7 +186,7 @@ func TestFlow(t *testing.T) {
 	})
 
 	t.Run("servers --json", func(t *testing.T) {
-		requests := srv.Initializes()
+		requests := srv.Connects()
 		r := h.mustRun(0, "servers", "--json")
 		var got struct {
 			Servers []serverJSON `json:"servers"`
@@ -201,24 +201,33 @@ func TestFlow(t *testing.T) {
 		if d := cmp.Diff(want, got.Servers); d != "" {
 			t.Errorf("servers --json (-want +got):\n%s", d)
 		}
-		if srv.Initializes() != requests {
+		if srv.Connects() != requests {
 			t.Error("servers connected to the server")
 		}
 	})
 }
 
-// Every process closes what it opened: after each command the fake has seen
-// one DELETE per session.
+// Every process closes what it opened: after each command the fake has
+// seen one DELETE per session (session era), or the end of every
+// subscriptions/listen stream (2026-07-28, which has no session).
 func TestCommandsCloseTheirSessions(t *testing.T) {
-	srv := fake.Start(t, nil)
-	h := newHarness(t)
-	h.mustRun(0, "add", "demo", srv.URL)
-	for _, args := range [][]string{
-		{"status"}, {"list", "demo"}, {"call", "demo", "echo", `{"text":"x"}`}, {"read", "demo", "fake://readme"},
-	} {
-		h.mustRun(0, args...)
-	}
-	if got, want := srv.Deletes(), srv.Initializes(); got != want {
-		t.Errorf("%d sessions initialized, %d deleted", want, got)
+	for _, versions := range [][]string{fake.SessionEra, nil} {
+		srv := fake.Start(t, &fake.Options{Versions: versions})
+		h := newHarness(t)
+		h.mustRun(0, "add", "demo", srv.URL)
+		for _, args := range [][]string{
+			{"status"}, {"list", "demo"}, {"call", "demo", "echo", `{"text":"x"}`}, {"read", "demo", "fake://readme"},
+		} {
+			h.mustRun(0, args...)
+		}
+		if versions != nil {
+			if got, want := srv.Deletes(), srv.Connects(); got != want || want == 0 {
+				t.Errorf("%d sessions initialized, %d deleted", want, got)
+			}
+			continue
+		}
+		if got, want := srv.Requests("notifications/cancelled"), srv.Requests("subscriptions/listen"); got != want || want == 0 {
+			t.Errorf("%d subscriptions/listen streams opened, %d ended", want, got)
+		}
 	}
 }

@@ -41,6 +41,7 @@ type harness struct {
 	dataDir string
 	env     map[string]string
 	tty     bool // pretend stdin is a terminal
+	errTTY  bool // pretend stderr is a terminal (spinners drawn)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -83,7 +84,7 @@ func (h *harness) runRaw(stdin string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out, errOut bytes.Buffer
-	streams := &IO{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut, InTTY: h.tty}
+	streams := &IO{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut, InTTY: h.tty, ErrTTY: h.errTTY}
 	code := run(ctx, args, streams, func(k string) string { return h.env[k] })
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }

@@ -53,6 +53,35 @@ func firstLine(s string, max int) string {
 // writeJSON prints v as indented JSON. Strings keep their exact value, but
 // the characters sanitize removes are written as \u escapes, so JSON
 // printed on a terminal cannot drive it either.
+// writeResultJSON prints a result of a remote server (CallToolResult,
+// GetPromptResult, ReadResourceResult) as the server sent it, without the
+// protocol's envelope: resultType (a printed result is always complete)
+// and the server's identity in _meta, which 2026-07-28 servers put in
+// every result. So the output is the same whatever version was spoken.
+func writeResultJSON(w io.Writer, res any) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("encoding JSON output: %w", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return writeJSON(w, res)
+	}
+	delete(fields, "resultType")
+	if raw, ok := fields["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(raw, &meta) == nil {
+			delete(meta, "io.modelcontextprotocol/serverInfo")
+			if len(meta) == 0 {
+				delete(fields, "_meta")
+			} else if b, err := json.Marshal(meta); err == nil {
+				fields["_meta"] = b
+			}
+		}
+	}
+	return writeJSON(w, fields)
+}
+
 func writeJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -123,7 +123,7 @@ func runPrompt(ctx context.Context, app *App, opts *promptOptions) error {
 	}
 	out := app.IO.Out
 	if opts.JSON {
-		return writeJSON(out, res)
+		return writeResultJSON(out, res)
 	}
 	if d := strings.TrimSpace(res.Description); d != "" {
 		fmt.Fprintf(out, "# %s\n", firstLine(d, 200))

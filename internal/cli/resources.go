@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"strings"
 
 	"github.com/mcpgate/mcpgate"
@@ -19,7 +20,7 @@ func newResourcesCmd(app *App) *cobra.Command {
 	opts := &resourcesOptions{}
 	cmd := &cobra.Command{
 		Use:   "resources [NAME]",
-		Short: "List resources, one line each: server, URI, type, name",
+		Short: "List resources and resource templates, one line each: server, URI, type, name",
 		Args:  argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -28,33 +29,93 @@ func newResourcesCmd(app *App) *cobra.Command {
 			return runResources(cmd.Context(), app, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print JSON: {"servers":[{"id","resources":[...]}]}`)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print JSON: {"servers":[{"id","resources":[...],"resourceTemplates":[...]}]}`)
 	return cmd
 }
 
 func runResources(ctx context.Context, app *App, opts *resourcesOptions) error {
-	list, failed, err := catalogs(ctx, app, opts.ID, "resources", (*manager.Manager).Resources)
+	// A resource template is a family of resources (fake://items/{id}):
+	// listed with the resources, read by filling it in.
+	both := func(m *manager.Manager, ctx context.Context, id string) ([]resourceEntry, error) {
+		resources, err := m.Resources(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		templates, err := m.ResourceTemplates(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]resourceEntry, 0, len(resources)+len(templates))
+		for _, r := range resources {
+			out = append(out, resourceEntry{resource: r})
+		}
+		for _, t := range templates {
+			out = append(out, resourceEntry{template: t})
+		}
+		return out, nil
+	}
+	list, failed, err := catalogs(ctx, app, opts.ID, "resources", both)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		err = writeCatalogJSON(app.IO.Out, "resources", list)
+		err = writeResourcesJSON(app.IO.Out, list)
 	} else {
-		err = writeCatalogLines(app.IO.Out, list, func(r *mcp.Resource) []string {
-			name := r.Title
-			if name == "" {
-				name = r.Name
+		err = writeCatalogLines(app.IO.Out, list, func(e resourceEntry) []string {
+			uri, mime, name, title, desc := e.fields()
+			if title != "" {
+				name = title
 			}
-			if d := firstLine(r.Description, 100); d != "" {
+			if d := firstLine(desc, 100); d != "" {
 				name += " — " + d
 			}
-			return []string{firstLine(r.URI, 200), firstLine(orUnknown(r.MIMEType), 60), firstLine(name, 160)}
+			return []string{firstLine(uri, 200), firstLine(orUnknown(mime), 60), firstLine(name, 160)}
 		})
 	}
 	if err != nil {
 		return err
 	}
 	return failed
+}
+
+// resourceEntry is a resource or a resource template.
+type resourceEntry struct {
+	resource *mcp.Resource
+	template *mcp.ResourceTemplate
+}
+
+func (e resourceEntry) fields() (uri, mime, name, title, desc string) {
+	if e.template != nil {
+		t := e.template
+		return t.URITemplate, t.MIMEType, t.Name, t.Title, t.Description
+	}
+	r := e.resource
+	return r.URI, r.MIMEType, r.Name, r.Title, r.Description
+}
+
+// writeResourcesJSON prints {"servers":[{"id", "resources":[...],
+// "resourceTemplates":[...]}]}.
+func writeResourcesJSON(w io.Writer, list []serverCatalog[resourceEntry]) error {
+	servers := make([]map[string]any, 0, len(list))
+	for _, c := range list {
+		entry := map[string]any{"id": c.ID}
+		if c.Err != nil {
+			entry["error"] = errorInfo(c.Err)
+			servers = append(servers, entry)
+			continue
+		}
+		resources, templates := []*mcp.Resource{}, []*mcp.ResourceTemplate{}
+		for _, e := range c.Items {
+			if e.template != nil {
+				templates = append(templates, e.template)
+			} else {
+				resources = append(resources, e.resource)
+			}
+		}
+		entry["resources"], entry["resourceTemplates"] = resources, templates
+		servers = append(servers, entry)
+	}
+	return writeJSON(w, map[string]any{"servers": servers})
 }
 
 type readOptions struct {
@@ -99,7 +160,7 @@ func runRead(ctx context.Context, app *App, opts *readOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(app.IO.Out, res)
+		return writeResultJSON(app.IO.Out, res)
 	}
 	for _, rc := range res.Contents {
 		if rc != nil {

@@ -84,7 +84,7 @@ func TestServeOverStdio(t *testing.T) {
 	if len(def) > 1200 {
 		t.Errorf("the gateway definition is %d bytes, budget 1200", len(def))
 	}
-	if srv.Initializes() != 0 {
+	if srv.Connects() != 0 {
 		t.Error("serve connected to a remote server before it was needed")
 	}
 

@@ -143,7 +143,7 @@ func statusesError(statuses []manager.Status) error {
 
 func writeStatusTable(w io.Writer, statuses []manager.Status) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATE\tAUTH\tTOOLS\tPROMPTS\tRESOURCES\tURL")
+	fmt.Fprintln(tw, "NAME\tSTATE\tMCP\tAUTH\tTOOLS\tPROMPTS\tRESOURCES\tURL")
 	for _, st := range statuses {
 		state := string(st.State)
 		if !st.Enabled {
@@ -151,8 +151,12 @@ func writeStatusTable(w io.Writer, statuses []manager.Status) error {
 		} else if st.Stale {
 			state += " (stale)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			st.ID, state, st.Auth, count(st.Tools), count(st.Prompts), count(st.Resources), st.URL)
+		version := st.ProtocolVersion
+		if version == "" {
+			version = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			st.ID, state, version, st.Auth, count(st.Tools), count(st.Prompts), count(st.Resources), st.URL)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -172,7 +176,7 @@ func writeStatusTable(w io.Writer, statuses []manager.Status) error {
 func statusLine(st manager.Status) string {
 	s := fmt.Sprintf("%s: %s", st.ID, st.State)
 	if st.State == mcpgate.StateReady {
-		s += fmt.Sprintf(" (%s tools, %s prompts, %s resources)", count(st.Tools), count(st.Prompts), count(st.Resources))
+		s += fmt.Sprintf(" (%s tools, %s prompts, %s resources; MCP %s)", count(st.Tools), count(st.Prompts), count(st.Resources), st.ProtocolVersion)
 	}
 	if st.Error != nil {
 		s += ": " + describeError(st.Error)

@@ -135,7 +135,7 @@ func TestListAllWithAFailingServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got.Servers) != 2 || got.Servers[0].ID != "bad" || got.Servers[0].Error == nil ||
-		got.Servers[0].Error.Category != "network" || got.Servers[1].ID != "good" || len(got.Servers[1].Tools) != 6 {
+		got.Servers[0].Error.Category != "network" || got.Servers[1].ID != "good" || len(got.Servers[1].Tools) != 8 {
 		t.Errorf("list --json:\n%s", r.stdout)
 	}
 }
@@ -145,7 +145,7 @@ func TestConnectDisconnectReconnect(t *testing.T) {
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
 	r := h.mustRun(0, "connect", "demo")
-	if !strings.HasPrefix(r.stdout, "demo: ready (6 tools, 2 prompts, 2 resources)") {
+	if !strings.HasPrefix(r.stdout, "demo: ready (8 tools, 2 prompts, 2 resources; MCP 2026-07-28)") {
 		t.Errorf("connect: %q", r.stdout)
 	}
 	r = h.mustRun(0, "reconnect", "demo")
@@ -155,5 +155,36 @@ func TestConnectDisconnectReconnect(t *testing.T) {
 	r = h.mustRun(0, "disconnect", "demo")
 	if !strings.HasPrefix(r.stdout, "demo: disconnected") {
 		t.Errorf("disconnect: %q", r.stdout)
+	}
+}
+
+// status says which MCP version each server speaks.
+func TestStatusShowsProtocolVersion(t *testing.T) {
+	h := newHarness(t)
+	for id, versions := range map[string][]string{"new": nil, "old": {"2025-03-26"}} {
+		srv := fake.Start(t, &fake.Options{Versions: versions})
+		h.mustRun(0, "add", id, srv.URL)
+	}
+	r := h.mustRun(0, "status")
+	lines := strings.Split(r.stdout, "\n")
+	if !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[0], "MCP") {
+		t.Fatalf("header: %q", lines[0])
+	}
+	for _, want := range []string{"new   ready  2026-07-28", "old   ready  2025-03-26"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	var got struct {
+		Servers []struct {
+			ID              string `json:"id"`
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(h.mustRun(0, "status", "--json").stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Servers) != 2 || got.Servers[0].ProtocolVersion != "2026-07-28" || got.Servers[1].ProtocolVersion != "2025-03-26" {
+		t.Errorf("status --json: %+v", got.Servers)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -41,6 +42,12 @@ type (
 	}
 	slowIn struct {
 		Seconds float64 `json:"seconds" jsonschema:"how long to work, in seconds"`
+	}
+	progressIn struct {
+		Steps float64 `json:"steps" jsonschema:"how many progress notifications to send"`
+	}
+	logIn struct {
+		Text string `json:"text" jsonschema:"the message to log"`
 	}
 	bigIn struct {
 		Bytes float64 `json:"bytes" jsonschema:"how many bytes of text to return"`
@@ -104,6 +111,40 @@ func addCatalog(s *Server) {
 		return textResult(pattern(n)), nil, nil
 	})
 
+	addTool(s, &mcp.Tool{
+		Name:        "progress",
+		Description: "Works in steps of 20 ms, reporting progress after each (when the caller asked for progress), then answers done.",
+		Annotations: readOnly(),
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
+		n := min(max(int(in.Steps), 0), 100)
+		if token := req.Params.GetProgressToken(); token != nil {
+			for i := 1; i <= n; i++ {
+				select {
+				case <-time.After(20 * time.Millisecond):
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				}
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token, Progress: float64(i), Total: float64(n), Message: fmt.Sprintf("step %d of %d", i, n)})
+				if err != nil {
+					return nil, nil, err
+				}
+			}
+			time.Sleep(20 * time.Millisecond) // finishing the work
+		}
+		return textResult("done"), nil, nil
+	})
+	addTool(s, &mcp.Tool{
+		Name:        "log",
+		Description: "Logs the given text at level info (to a client that asked for logs), then answers logged.",
+		Annotations: readOnly(),
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in logIn) (*mcp.CallToolResult, any, error) {
+		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "fake", Data: in.Text}); err != nil {
+			return nil, nil, err
+		}
+		return textResult("logged"), nil, nil
+	})
+
 	s.mcp.AddPrompt(&mcp.Prompt{
 		Name:        "greet",
 		Description: "Greets someone by name.",
@@ -134,6 +175,15 @@ func addCatalog(s *Server) {
 		Description: "What this server is.",
 		MIMEType:    "text/plain",
 	}, ReadmeText)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: "fake://items/{id}",
+		Name:        "item",
+		Description: "One item by its ID.",
+		MIMEType:    "text/plain",
+	}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		id := strings.TrimPrefix(req.Params.URI, "fake://items/")
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "item " + id}}}, nil
+	})
 	addResource(s, &mcp.Resource{
 		URI:         "fake://data.json",
 		Name:        "data.json",
@@ -157,24 +207,35 @@ func echo(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolRe
 	return textResult(in.Text), nil, nil
 }
 
-// ask elicits a name from the user. The request travels on the tool call's
-// own SSE response stream, or on the standalone GET stream in JSONResponse
-// mode; stateless servers cannot send it at all.
+// ask elicits a name from the user, the 2026-07-28 way: the first call
+// answers with an InputRequiredResult asking for the name, the retry
+// carries the answer. For a session-era client the go-sdk's server turns
+// the question into a server-initiated elicitation request on the call's
+// stream (or the standalone GET stream in JSONResponse mode) and calls the
+// tool again with the answer; a stateless session-era server cannot ask.
 func ask(ctx context.Context, req *mcp.CallToolRequest, _ noIn) (*mcp.CallToolResult, any, error) {
-	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
-		Mode:            "form",
-		Message:         AskMessage,
-		RequestedSchema: askSchema,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		return nil, nil, fmt.Errorf("elicitation failed: %w", err)
+	if caps := req.Session.InitializeParams().Capabilities; caps == nil || caps.Elicitation == nil {
+		res := textResult("this tool asks a question, and the client cannot show one (no elicitation capability)")
+		res.IsError = true
+		return res, nil, nil
+	}
+	answer, ok := req.Params.InputResponses["name"]
+	if !ok {
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{
+			Mode:            "form",
+			Message:         AskMessage,
+			RequestedSchema: askSchema,
+		}}, RequestState: AskState}, nil, nil
+	}
+	if state := req.Params.RequestState; state != AskState && req.Session.InitializeParams().ProtocolVersion >= "2026-07-28" {
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState was not echoed unchanged"}
+	}
+	res, ok := answer.(*mcp.ElicitResult)
+	if !ok {
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the answer to name is not an elicitation result"}
 	}
 	switch res.Action {
 	case "accept":
-		// The go-sdk has applied the schema's defaults, so lucky is always set.
 		return textResult(fmt.Sprintf("accepted: name=%v lucky=%v", res.Content["name"], res.Content["lucky"])), nil, nil
 	case "decline":
 		return textResult("declined"), nil, nil
@@ -183,6 +244,11 @@ func ask(ctx context.Context, req *mcp.CallToolRequest, _ noIn) (*mcp.CallToolRe
 	}
 	return nil, nil, errors.New("elicitation answered with unknown action " + strconv.Quote(res.Action))
 }
+
+// AskState is the requestState of the ask tool's question: it must come
+// back byte for byte. It holds characters a careless client would change
+// when re-encoding (escapes, non-ASCII, HTML).
+const AskState = `opaque:"é"\u00e9<&>\n`
 
 func addResource(s *Server, r *mcp.Resource, text string) {
 	s.mcp.AddResource(r, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

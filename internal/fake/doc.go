@@ -17,9 +17,15 @@
 //   - tools: echo {text}, add {a, b} (text and structuredContent {"sum"}),
 //     slow {seconds} (honours cancellation), fail (isError "the widget is
 //     broken"), ask (form elicitation, see [AskMessage]), big {bytes}
-//     (lines of 100 'x', see [MaxBigBytes]);
+//     (lines of 100 'x', see [MaxBigBytes]), progress {steps} (progress
+//     notifications), log {text} (a log message at info);
 //   - prompts: greet {name, required}, summarize {style, optional};
-//   - resources: fake://readme ([ReadmeText]), fake://data.json ([DataJSON]).
+//   - resources: fake://readme ([ReadmeText]), fake://data.json ([DataJSON]);
+//     the template fake://items/{id} ("item <id>").
+//
+// It speaks 2026-07-28 (statelessly, as the go-sdk serves that generation)
+// and the session era, each request in the generation it names, unless
+// [Options.Versions] narrows it ([SessionEra]).
 //
 // A test that cancels a call waits for the call to run first:
 //

@@ -27,6 +27,19 @@ const (
 	// GetStreamOpen answers 200 text/event-stream and keeps it open;
 	// [Hostile.Notify] pushes notifications on it.
 	GetStreamOpen = "open"
+	// GetStreamRetry1 answers 200 text/event-stream with `retry: 1`, one
+	// event and the end of the stream, every time: a client that obeys the
+	// retry field blindly reconnects a thousand times a second.
+	GetStreamRetry1 = "retry1"
+)
+
+// Listen behaviours for [HostileOptions.Listen] (2026-07-28 servers).
+const (
+	// ListenOpen acknowledges the subscription and keeps the stream open;
+	// [Hostile.Notify] pushes notifications on it. The default.
+	ListenOpen = "open"
+	// ListenBreak acknowledges, then ends the stream at once, every time.
+	ListenBreak = "break"
 )
 
 // HostileOptions programs a [Hostile] server. Nil hooks and zero values mean
@@ -44,11 +57,23 @@ type HostileOptions struct {
 	// params. [WriteResult] and [WriteError] answer the ordinary way. By
 	// default every tool answers a text result "pong".
 	CallTool func(w http.ResponseWriter, r *http.Request, id json.RawMessage, params json.RawMessage)
+	// Intercept, when set, sees every request first, with its JSON-RPC
+	// message (zero for a GET or DELETE), and answers it itself by
+	// returning true: to break a stream, answer with a status, resume a
+	// stream on GET. Returning false lets the server answer as usual.
+	Intercept func(w http.ResponseWriter, r *http.Request, method string, id, params json.RawMessage) bool
 	// GetStream decides the standalone GET stream: [GetStream405] (default),
 	// [GetStreamClose], [GetStreamHang] or [GetStreamOpen].
 	GetStream string
 	// ProtocolVersion is answered in initialize; default "2025-11-25".
 	ProtocolVersion string
+	// Stateless makes a 2026-07-28 server: it answers server/discover
+	// (supported versions: 2026-07-28) and subscriptions/listen, refuses
+	// initialize with UnsupportedProtocolVersion, and ignores sessions.
+	Stateless bool
+	// Listen decides the subscriptions/listen stream of a Stateless
+	// server: [ListenOpen] (default) or [ListenBreak].
+	Listen string
 	// Sessions makes initialize issue an Mcp-Session-Id; later requests then
 	// need it (400 without, 404 with an unknown one).
 	Sessions bool
@@ -76,6 +101,7 @@ type Hostile struct {
 	mu       sync.Mutex
 	requests map[string]int
 	gets     int
+	listens  int
 	deletes  int
 	sessions map[string]bool
 	streams  map[*openStream]bool
@@ -113,9 +139,16 @@ func newHostile(opts HostileOptions) (*Hostile, error) {
 	switch opts.GetStream {
 	case "":
 		opts.GetStream = GetStream405
-	case GetStream405, GetStreamClose, GetStreamHang, GetStreamOpen:
+	case GetStream405, GetStreamClose, GetStreamHang, GetStreamOpen, GetStreamRetry1:
 	default:
 		return nil, fmt.Errorf("fake: unknown GetStream mode %q", opts.GetStream)
+	}
+	switch opts.Listen {
+	case "":
+		opts.Listen = ListenOpen
+	case ListenOpen, ListenBreak:
+	default:
+		return nil, fmt.Errorf("fake: unknown Listen mode %q", opts.Listen)
 	}
 	if opts.ProtocolVersion == "" {
 		opts.ProtocolVersion = "2025-11-25"
@@ -163,8 +196,9 @@ func (h *Hostile) Deletes() int {
 	return h.deletes
 }
 
-// OpenStreams returns how many standalone GET streams are open right now
-// ([GetStreamOpen] mode), so a test can wait for one before [Hostile.Notify].
+// OpenStreams returns how many event streams (standalone GET streams in
+// [GetStreamOpen] mode, subscriptions/listen streams in [ListenOpen] mode)
+// are open right now, so a test can wait for one before [Hostile.Notify].
 func (h *Hostile) OpenStreams() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -172,7 +206,7 @@ func (h *Hostile) OpenStreams() int {
 }
 
 // Notify pushes the JSON-RPC notification method (without params), e.g.
-// "notifications/tools/list_changed", on every open standalone GET stream,
+// "notifications/tools/list_changed", on every open event stream,
 // and returns once each stream has written it (or closed).
 func (h *Hostile) Notify(method string) {
 	msg, _ := json.Marshal(struct {
@@ -209,6 +243,9 @@ func (h *Hostile) Stop() {
 func (h *Hostile) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != Endpoint {
 		http.NotFound(w, r)
+		return
+	}
+	if h.opts.Intercept != nil && r.Method != http.MethodPost && h.opts.Intercept(w, r, "", nil, nil) {
 		return
 	}
 	switch r.Method {
@@ -271,7 +308,10 @@ func (h *Hostile) servePOST(w http.ResponseWriter, r *http.Request) {
 		h.requests[msg.Method]++
 		h.mu.Unlock()
 	}
-	if msg.Method != "initialize" && !h.checkSession(w, r) {
+	if msg.Method != "initialize" && !h.opts.Stateless && !h.checkSession(w, r) {
+		return
+	}
+	if h.opts.Intercept != nil && h.opts.Intercept(w, r, msg.Method, msg.ID, msg.Params) {
 		return
 	}
 	if msg.Method == "" || !msg.isCall() {
@@ -286,7 +326,34 @@ func (h *Hostile) servePOST(w http.ResponseWriter, r *http.Request) {
 
 	switch msg.Method {
 	case "initialize":
+		if h.opts.Stateless {
+			WriteError(w, msg.ID, -32022, "unsupported protocol version: this server speaks 2026-07-28")
+			return
+		}
 		h.initialize(w, msg.ID)
+	case "server/discover":
+		if !h.opts.Stateless {
+			WriteError(w, msg.ID, -32601, "method not found: server/discover")
+			return
+		}
+		WriteResult(w, msg.ID, map[string]any{
+			"resultType":        "complete",
+			"supportedVersions": []string{"2026-07-28"},
+			"capabilities": map[string]any{
+				"tools":     map[string]any{"listChanged": true},
+				"prompts":   map[string]any{},
+				"resources": map[string]any{},
+			},
+			"ttlMs":      0,
+			"cacheScope": "public",
+			"_meta":      map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "hostile", "version": "0.0.1"}},
+		})
+	case "subscriptions/listen":
+		if !h.opts.Stateless {
+			WriteError(w, msg.ID, -32601, "method not found: subscriptions/listen")
+			return
+		}
+		h.serveListen(w, r)
 	case "ping":
 		WriteResult(w, msg.ID, json.RawMessage(`{}`))
 	case "tools/list":
@@ -364,11 +431,42 @@ func (h *Hostile) serveGET(w http.ResponseWriter, r *http.Request) {
 		case <-h.done:
 		}
 	case GetStreamOpen:
-		h.serveOpenStream(w, r)
+		h.serveOpenStream(w, r, "")
+	case GetStreamRetry1:
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		h.mu.Lock()
+		n := h.gets
+		h.mu.Unlock()
+		fmt.Fprintf(w, "retry: 1\nid: %d\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"hello\"}}\n\n", n)
 	}
 }
 
-func (h *Hostile) serveOpenStream(w http.ResponseWriter, r *http.Request) {
+// serveListen answers subscriptions/listen: the acknowledgement, then the
+// stream open (ListenOpen) or ended at once (ListenBreak).
+func (h *Hostile) serveListen(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.listens++
+	h.mu.Unlock()
+	ack := `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{}}`
+	if h.opts.Listen == ListenBreak {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", ack)
+		return
+	}
+	h.serveOpenStream(w, r, ack)
+}
+
+// Listens returns how many subscriptions/listen requests the server has
+// answered.
+func (h *Hostile) Listens() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.listens
+}
+
+func (h *Hostile) serveOpenStream(w http.ResponseWriter, r *http.Request, first string) {
 	s := &openStream{events: make(chan []byte), gone: make(chan struct{})}
 	defer close(s.gone)
 	// Register before the headers go out: once a client sees them, Notify
@@ -386,6 +484,9 @@ func (h *Hostile) serveOpenStream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	if first != "" {
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", first)
+	}
 	if rc.Flush() != nil {
 		return
 	}

@@ -33,6 +33,13 @@ type Options struct {
 	// (mcp.StreamableHTTPOptions.Stateless): no Mcp-Session-Id, GET and
 	// DELETE answer 405, and server-to-client requests (elicitation) fail.
 	Stateless bool
+	// Versions, when set, are the only MCP versions the server speaks (the
+	// go-sdk's ServerOptions.SupportedProtocolVersions); by default it
+	// speaks every version the go-sdk does, 2026-07-28 first. A server
+	// limited to the session era answers server/discover with
+	// UnsupportedProtocolVersion; one limited to 2026-07-28 refuses
+	// initialize.
+	Versions []string
 	// JSONResponse makes POST responses application/json instead of SSE.
 	// Server-to-client messages sent while a call is running (elicitation)
 	// then travel on the standalone GET stream instead.
@@ -60,6 +67,11 @@ type Options struct {
 	OmitChallengeScope bool
 }
 
+// SessionEra are the versions of the session era, for [Options.Versions]:
+// a server that answers initialize with a session and never speaks
+// 2026-07-28.
+var SessionEra = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+
 // Server is an honest MCP server: the go-sdk's own server and Streamable HTTP
 // handler, serving the small catalog described in the package documentation,
 // behind a thin wrapper that checks credentials, counts what it sees and can
@@ -73,8 +85,12 @@ type Server struct {
 
 	opts Options
 	mcp  *mcp.Server
-	sdk  http.Handler // the go-sdk's Streamable HTTP handler
-	addr string       // host:port, kept for Restart
+	sdk  http.Handler // the go-sdk's Streamable HTTP handler for the session era
+	// sdk26 serves requests of 2026-07-28 and later: the go-sdk serves that
+	// generation only statelessly, so the fake answers each generation the
+	// way a server that speaks both does.
+	sdk26 http.Handler
+	addr  string // host:port, kept for Restart
 
 	mu      sync.Mutex
 	http    *httptest.Server // nil while stopped
@@ -137,6 +153,7 @@ func newServer(opts *Options) (*Server, error) {
 		for k, v := range opts.RequireHeader {
 			s.opts.RequireHeader[k] = v
 		}
+		s.opts.Versions = slices.Clone(opts.Versions)
 	}
 	if err := checkAuthOptions(&s.opts); err != nil {
 		return nil, err
@@ -144,7 +161,8 @@ func newServer(opts *Options) (*Server, error) {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake", Title: "Fake MCP server", Version: "1.0.0"}, &mcp.ServerOptions{
 		Instructions: "A fake MCP server for mcpgate's tests and demo. " +
 			"Try echo, add, slow, fail, ask and big; the prompts greet and summarize; the resources fake://readme and fake://data.json.",
-		GetSessionID: s.issueSessionID,
+		GetSessionID:              s.issueSessionID,
+		SupportedProtocolVersions: s.opts.Versions,
 	})
 	addCatalog(s)
 	if s.opts.Auth != nil {
@@ -153,6 +171,13 @@ func newServer(opts *Options) (*Server, error) {
 	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:    s.opts.Stateless,
 		JSONResponse: s.opts.JSONResponse,
+	})
+	s.sdk26 = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: s.opts.JSONResponse,
+		// A call ends when its POST does: the client's cancellation is the
+		// end of the request.
+		PropagateRequestCancellation: true,
 	})
 	s.life, s.stop = context.WithCancel(context.Background())
 	hs, base, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(s.serveHTTP))
@@ -230,6 +255,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
+		s.sdk26.ServeHTTP(w, r)
+		return
+	}
 	s.sdk.ServeHTTP(w, r)
 }
 
@@ -251,6 +280,17 @@ func (s *Server) authorized(r *http.Request) bool {
 
 // Initializes returns how many "initialize" requests the server has seen.
 func (s *Server) Initializes() int { return s.Requests("initialize") }
+
+// Connects returns how many connections clients opened: initialize
+// requests, and, when the server speaks 2026-07-28, server/discover
+// requests (which is how a 2026-07-28 client connects).
+func (s *Server) Connects() int {
+	n := s.Requests("initialize")
+	if len(s.opts.Versions) == 0 || slices.Contains(s.opts.Versions, "2026-07-28") {
+		n += s.Requests("server/discover")
+	}
+	return n
+}
 
 // Requests returns how many JSON-RPC messages with this method (requests and
 // notifications alike, e.g. "tools/call" or "notifications/cancelled") the

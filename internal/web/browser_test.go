@@ -165,7 +165,7 @@ func TestBrowserAddServerAndDisableTool(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#add-submit")),
 		chromedp.WaitVisible(chromedp.CSS(`#server-docs[data-state="ready"]`)),
 	)
-	b.waitText(`#server-docs .counts`, "6 tools")
+	b.waitText(`#server-docs .counts`, "8 tools")
 	b.shot("ready")
 
 	b.run("opening the catalog",

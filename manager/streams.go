@@ -1,0 +1,349 @@
+package manager
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Event streams are the long-lived streams on which a server sends what it
+// was not asked for: the standalone GET stream in the session era
+// (2025-x), the response stream of subscriptions/listen in 2026-07-28. The
+// go-sdk opens either once and would give up on it (or on the whole
+// session) when it ends; instead the transport answers the SDK's request at
+// once with a stream of its own, and a supervisor feeds it from the real
+// one, reopening it under one reconnect policy whenever the server ends it.
+//
+// The policy honours the server's SSE retry field, but never sooner than a
+// floor, backs off while streams keep ending at once, and caps reconnects
+// per minute: a server that answers with `retry: 1` and hangs up can cost
+// a few requests a minute, not thousands a second.
+
+// reconnectPolicy bounds how often one stream is reopened.
+type reconnectPolicy struct {
+	floor     time.Duration // never sooner than this, whatever retry says
+	initial   time.Duration // the delay when the server names no retry
+	max       time.Duration // the longest delay backoff reaches
+	stable    time.Duration // a stream that stayed up this long resets the backoff
+	perMinute int           // reopens in any minute
+	failures  int           // failed opens in a row before giving up
+}
+
+var defaultStreamPolicy = reconnectPolicy{
+	floor:     250 * time.Millisecond,
+	initial:   time.Second,
+	max:       30 * time.Second,
+	stable:    10 * time.Second,
+	perMinute: 20,
+	failures:  5,
+}
+
+// backoff decides the delays of one stream's reopens.
+type backoff struct {
+	p      reconnectPolicy
+	quick  int         // streams in a row that ended before p.stable
+	recent []time.Time // reopens scheduled within the last minute, in order
+}
+
+// next returns how long to wait before reopening a stream that lasted
+// lasted (zero if it never opened), given the server's retry (zero if it
+// named none).
+func (b *backoff) next(now time.Time, retry, lasted time.Duration) time.Duration {
+	base := b.p.initial
+	if retry > 0 {
+		base = max(retry, b.p.floor)
+	}
+	if lasted >= b.p.stable {
+		b.quick = 0
+	} else {
+		b.quick++
+	}
+	d := base
+	for i := 1; i < b.quick && d < b.p.max; i++ {
+		d *= 2
+	}
+	d = min(d, max(b.p.max, base))
+	at := now.Add(d)
+	cut := now.Add(-time.Minute)
+	b.recent = slices.DeleteFunc(b.recent, func(t time.Time) bool { return t.Before(cut) })
+	if n := len(b.recent); n >= b.p.perMinute {
+		if earliest := b.recent[n-b.p.perMinute].Add(time.Minute); at.Before(earliest) {
+			at = earliest
+		}
+	}
+	b.recent = append(b.recent, at)
+	return at.Sub(now)
+}
+
+// eventStream is one supervised stream.
+type eventStream struct {
+	what string
+	// open sends the request for the stream; lastID is the last event ID
+	// seen, for resumption (always "" for subscriptions/listen).
+	open func(ctx context.Context, lastID string) (*http.Response, error)
+	// keep chooses which events reach the SDK; nil keeps all.
+	keep func(data []byte) bool
+	// resumable says whether the stream may be resumed with Last-Event-ID.
+	resumable bool
+}
+
+// syntheticStream answers the SDK's request for a stream with a response
+// that a supervisor feeds until ctx ends.
+func (t *sessionTransport) syntheticStream(req *http.Request, es *eventStream) *http.Response {
+	pr, pw := io.Pipe()
+	go t.supervise(req.Context(), es, pw)
+	return &http.Response{
+		Status:     "200 OK",
+		StatusCode: http.StatusOK,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     http.Header{"Content-Type": {"text/event-stream"}},
+		Body:       pr,
+		Request:    req,
+	}
+}
+
+// supervise feeds pw from the real stream, reopening it per the policy.
+// A server that offers no stream (405, another status, not SSE) ends
+// supervision quietly: its messages then arrive on POST responses only.
+func (t *sessionTransport) supervise(ctx context.Context, es *eventStream, pw *io.PipeWriter) {
+	defer func() { pw.CloseWithError(context.Cause(ctx)) }()
+	policy := t.policy
+	if policy.floor == 0 {
+		policy = defaultStreamPolicy
+	}
+	b := backoff{p: policy}
+	var lastID string
+	failures := 0
+	broken := false // a stream was open and ended: the next open is a reopen
+	for ctx.Err() == nil {
+		start := t.clock()
+		resp, err := es.open(ctx, lastID)
+		var retry, lasted time.Duration
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return
+			}
+			failures++
+			t.streamLost(fmt.Errorf("%s: %w", es.what, err))
+		case resp.StatusCode == http.StatusNotFound && resp.Request != nil && resp.Request.Header.Get("Mcp-Session-Id") != "":
+			resp.Body.Close()
+			t.streamLost(errStreamSessionGone)
+			<-ctx.Done()
+			return
+		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+			// The credential stopped working; the session's next request
+			// learns why (and refreshes or asks for a sign-in).
+			resp.Body.Close()
+			failures++
+			t.streamLost(fmt.Errorf("%s: HTTP %d", es.what, resp.StatusCode))
+		case resp.StatusCode < 200 || resp.StatusCode > 299 ||
+			!strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream"):
+			resp.Body.Close()
+			<-ctx.Done()
+			return
+		default:
+			failures = 0
+			if broken && (lastID == "" || !es.resumable) && t.reopened != nil {
+				// Whatever the server announced while the stream was down
+				// is lost: catalogs must be listed again.
+				t.reopened()
+			}
+			id, r, werr := forwardEvents(resp.Body, pw, es.keep)
+			resp.Body.Close()
+			if werr != nil || ctx.Err() != nil {
+				return // the SDK closed its end, or the session is closing
+			}
+			if es.resumable && id != "" {
+				lastID = id
+			}
+			retry, lasted = r, t.clock().Sub(start)
+			broken = true
+		}
+		if failures > policy.failures {
+			t.logf("%s given up after %d failed attempts", es.what, policy.failures)
+			<-ctx.Done()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.after(b.next(t.clock(), retry, lasted)):
+		}
+	}
+}
+
+func (t *sessionTransport) streamLost(err error) {
+	if t.lost != nil {
+		t.lost(err)
+	}
+}
+
+var errStreamSessionGone = errors.New("standalone stream: session not found (HTTP 404)")
+
+// maxStreamEventBytes bounds one event of a supervised stream.
+const maxStreamEventBytes = 4 << 20
+
+// forwardEvents copies complete SSE events from body to w, those keep
+// accepts. It returns the last event ID seen, a server-sent retry delay,
+// and an error only if writing to w failed. A partial event at the end of
+// body is dropped, so the reader never sees half an event; so is an event
+// over the size bound, which ends the stream.
+func forwardEvents(body io.Reader, w io.Writer, keep func([]byte) bool) (lastID string, retry time.Duration, werr error) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 64<<10), maxStreamEventBytes)
+	var event, data bytes.Buffer
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			if event.Len() > 0 && (keep == nil || data.Len() == 0 || keep(data.Bytes())) {
+				event.WriteByte('\n')
+				if _, err := w.Write(event.Bytes()); err != nil {
+					return lastID, retry, err
+				}
+			}
+			event.Reset()
+			data.Reset()
+			continue
+		}
+		if event.Len()+len(line) > maxStreamEventBytes {
+			return lastID, retry, nil
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "id":
+			lastID = string(value)
+		case "retry":
+			if ms, err := strconv.Atoi(string(value)); err == nil && ms > 0 {
+				retry = time.Duration(ms) * time.Millisecond
+			}
+		case "data":
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(value)
+		}
+		event.Write(line)
+		event.WriteByte('\n')
+	}
+	return lastID, retry, nil
+}
+
+// notificationsOnly keeps the events of a subscriptions/listen stream the
+// SDK expects there: notifications. The answers to the listen requests the
+// supervisor re-sent carry IDs the SDK never issued.
+func notificationsOnly(data []byte) bool {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(data, &msg) != nil {
+		return false
+	}
+	return msg.Method != "" && len(msg.ID) == 0
+}
+
+// withRequestID returns a JSON-RPC request body with its id replaced.
+func withRequestID(body []byte, id string) ([]byte, error) {
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return nil, err
+	}
+	raw, _ := json.Marshal(id)
+	msg["id"] = raw
+	return json.Marshal(msg)
+}
+
+// resumeGate limits how often the SDK may resume broken POST streams of one
+// session (a GET with Last-Event-ID): at most one per floor, and a bounded
+// number per minute. A refused resumption fails the stream, and so the
+// call, as in doubt: it is never re-sent.
+type resumeGate struct {
+	mu     sync.Mutex
+	last   time.Time
+	recent []time.Time
+}
+
+var errResumeLimit = errors.New("the server keeps breaking response streams; stopped resuming them")
+
+func (g *resumeGate) admit(ctx context.Context, t *sessionTransport) error {
+	policy := t.policy
+	if policy.floor == 0 {
+		policy = defaultStreamPolicy
+	}
+	g.mu.Lock()
+	now := t.clock()
+	cut := now.Add(-time.Minute)
+	g.recent = slices.DeleteFunc(g.recent, func(t time.Time) bool { return t.Before(cut) })
+	if len(g.recent) >= 3*policy.perMinute {
+		g.mu.Unlock()
+		return errResumeLimit
+	}
+	at := now
+	if next := g.last.Add(policy.floor); next.After(at) {
+		at = next
+	}
+	g.last = at
+	g.recent = append(g.recent, at)
+	g.mu.Unlock()
+	if wait := at.Sub(now); wait > 0 {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-t.after(wait):
+		}
+	}
+	return nil
+}
+
+// idStripper removes the id lines of an SSE body. A 2026-07-28 stream is
+// never resumed (a broken one loses its request); without IDs the SDK
+// reports a broken stream at once instead of trying a GET the server does
+// not serve.
+type idStripper struct {
+	r   *bufio.Reader
+	rc  io.Closer
+	out []byte
+	err error
+}
+
+func stripEventIDs(rc io.ReadCloser) io.ReadCloser {
+	return &idStripper{r: bufio.NewReader(rc), rc: rc}
+}
+
+func (s *idStripper) Read(p []byte) (int, error) {
+	for len(s.out) == 0 && s.err == nil {
+		line, err := s.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A long line (a large data field): pass it through as it is.
+			s.out = append(s.out[:0], line...)
+			break
+		}
+		s.err = err
+		if bytes.HasPrefix(line, []byte("id:")) || bytes.Equal(bytes.TrimRight(line, "\r\n"), []byte("id")) {
+			continue
+		}
+		s.out = append(s.out[:0], line...)
+	}
+	if len(s.out) > 0 {
+		n := copy(p, s.out)
+		s.out = s.out[n:]
+		return n, nil
+	}
+	return 0, s.err
+}
+
+func (s *idStripper) Close() error { return s.rc.Close() }
