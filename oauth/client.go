@@ -25,7 +25,8 @@ type Options struct {
 	// means a client with dial and TLS timeouts. Redirects are never
 	// followed.
 	HTTPClient *http.Client
-	// Getenv reads client secrets named by clientSecretEnv; nil is os.Getenv.
+	// Getenv reads the variables the configuration names (client
+	// secrets, workload and ID tokens); nil is os.Getenv.
 	Getenv func(string) string
 	// ClientName is sent in dynamic registration; default "mcpgate".
 	ClientName string

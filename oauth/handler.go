@@ -38,7 +38,9 @@ const stepUpWindow = 10 * time.Minute
 // for every request, so a login done by another process is used at once;
 // refreshes under the credential's cross-process lock. It never starts an
 // interactive login: when a person is needed it returns an error of
-// category auth and the server moves to needs-auth.
+// category auth and the server moves to needs-auth. It also implements
+// manager.RequestPreparer, which adds the DPoP proof of each request sent
+// with a DPoP-bound token.
 func (c *Client) Handler(cfg mcpgate.ServerConfig) auth.OAuthHandler {
 	return &handler{c: c, cfg: cfg}
 }

@@ -585,6 +585,7 @@ type CredentialInfo struct {
 	Scopes       []string
 	Expiry       time.Time
 	Refreshable  bool
+	DPoP         bool // the tokens are bound to a key of mcpgate's
 	StepUpScopes []string
 	// Bound is false when the credential was made for another URL and will
 	// not be sent.
@@ -602,5 +603,5 @@ func (c *Client) Credential(ctx context.Context, cfg mcpgate.ServerConfig) (*Cre
 		return nil, storeError("reading the credential", err)
 	}
 	return &CredentialInfo{Kind: cred.Kind, Issuer: cred.Issuer, Scopes: cred.Scopes, Expiry: cred.Expiry,
-		Refreshable: cred.RefreshToken != "", StepUpScopes: cred.StepUpScopes, Bound: bound(cred, &cfg)}, nil
+		Refreshable: cred.RefreshToken != "", DPoP: dpopKeyOf(cred) != "", StepUpScopes: cred.StepUpScopes, Bound: bound(cred, &cfg)}, nil
 }
