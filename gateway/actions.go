@@ -148,15 +148,13 @@ func (g *Gateway) toolsOf(ctx context.Context, server string) (map[string][]*mcp
 }
 
 func (g *Gateway) list(ctx context.Context, in *Input) (string, error) {
-	byServer, failed, err := g.toolsOf(ctx, in.Server)
+	byServer, failed, err := g.catalogOf(ctx, in.Server)
 	if err != nil {
 		return "", err
 	}
 	var lines []string
-	for _, id := range sortedKeys(byServer) {
-		for _, t := range byServer[id] {
-			lines = append(lines, toolLine(id, t))
-		}
+	for _, e := range sortedEntries(byServer) {
+		lines = append(lines, e.line())
 	}
 	limit := clamp(in.Limit, defaultListLimit, maxListLimit)
 	offset := max(in.Offset, 0)
@@ -166,9 +164,9 @@ func (g *Gateway) list(ctx context.Context, in *Input) (string, error) {
 	}
 	end := min(offset+limit, total)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d tools", total)
+	b.WriteString(counts(byServer))
 	if offset > 0 || end < total {
-		fmt.Fprintf(&b, "; showing %d-%d (use offset to page)", offset+1, end)
+		fmt.Fprintf(&b, "; showing %d-%d of %d (use offset to page)", offset+1, end, total)
 	}
 	b.WriteString(":\n")
 	b.WriteString(untrusted(catalogSource(byServer), strings.Join(lines[offset:end], "\n"), g.lim))
@@ -180,10 +178,6 @@ func writeFailed(b *strings.Builder, failed []string) {
 	if len(failed) > 0 {
 		b.WriteString("\nNot listed (call status for details): " + strings.Join(failed, ", "))
 	}
-}
-
-func catalogSource(byServer map[string][]*mcp.Tool) string {
-	return "tool catalogs of servers " + strings.Join(sortedKeys(byServer), ", ")
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -202,11 +196,6 @@ func clamp(v, def, hi int) int {
 	return min(v, hi)
 }
 
-// toolLine is one compact line: server/tool — first line of description.
-func toolLine(server string, t *mcp.Tool) string {
-	return server + "/" + t.Name + " — " + firstLine(t.Description, descriptionInLine)
-}
-
 func firstLine(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
@@ -219,21 +208,25 @@ func (g *Gateway) search(ctx context.Context, in *Input) (string, error) {
 	if strings.TrimSpace(in.Query) == "" {
 		return "", needs("query", "search")
 	}
-	byServer, failed, err := g.toolsOf(ctx, in.Server)
+	byServer, failed, err := g.catalogOf(ctx, in.Server)
 	if err != nil {
 		return "", err
 	}
-	hits := g.index.search(g.m, byServer, in.Query, clamp(in.Limit, defaultSearchLimit, maxListLimit))
+	hits := g.index.search(g.m, byServer, in.Query, clamp(in.Limit, defaultSearchLimit, maxListLimit), nil)
 	var b strings.Builder
 	if len(hits) == 0 {
-		b.WriteString("No tool matches. Try other words, or list (server) to browse.")
+		b.WriteString("Nothing matches. Try other words, or list (server) to browse.")
 		writeFailed(&b, failed)
 		return b.String(), nil
 	}
-	fmt.Fprintf(&b, "%d best matches (describe one before calling it):\n", len(hits))
+	fmt.Fprintf(&b, "%d best matches (describe one before using it):\n", len(hits))
 	lines := make([]string, len(hits))
 	for i, h := range hits {
-		lines[i] = toolLine(h.server, h.tool)
+		e := h.entry
+		if e.kind == kindTool {
+			e.tasks = g.tasks.required(e.server, e.tool) // the index may predate a refusal
+		}
+		lines[i] = e.line()
 	}
 	b.WriteString(untrusted(catalogSource(byServer), strings.Join(lines, "\n"), g.lim))
 	writeFailed(&b, failed)
@@ -252,19 +245,25 @@ type SearchHit struct {
 // for query, best first, connecting servers as needed. Servers that could
 // not be listed are named in failed.
 func (g *Gateway) Search(ctx context.Context, query, server string, limit int) (hits []SearchHit, failed []string, err error) {
-	byServer, failed, err := g.toolsOf(ctx, server)
+	byServer, failed, err := g.catalogOf(ctx, server)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, h := range g.index.search(g.m, byServer, query, clamp(limit, defaultSearchLimit, maxListLimit)) {
+	onlyTools := func(e entry) bool { return e.kind == kindTool }
+	for _, h := range g.index.search(g.m, byServer, query, clamp(limit, defaultSearchLimit, maxListLimit), onlyTools) {
 		hits = append(hits, SearchHit{Server: h.server, Tool: h.tool.Name, Score: h.score, Description: h.tool.Description})
 	}
 	return hits, failed, nil
 }
 
 func (g *Gateway) describe(ctx context.Context, in *Input) (string, error) {
-	if in.Server == "" || in.Tool == "" {
-		return "", needs("server and tool", "describe")
+	switch {
+	case in.Server == "" || (in.Tool == "" && in.Prompt == "" && in.URI == ""):
+		return "", needs("server and one of tool, prompt, uri", "describe")
+	case in.Prompt != "":
+		return g.describePrompt(ctx, in)
+	case in.URI != "":
+		return g.describeResource(ctx, in)
 	}
 	t, err := g.m.Tool(ctx, in.Server, in.Tool)
 	if err != nil {
@@ -280,8 +279,100 @@ func (g *Gateway) describe(ctx context.Context, in *Input) (string, error) {
 		fmt.Fprintf(&body, "annotations (claims of the server, not guarantees): %s\n", a)
 	}
 	fmt.Fprintf(&body, "description:\n%s\ninput schema:\n%s\n", strings.TrimSpace(t.Description), schema)
-	return fmt.Sprintf("Call it with {\"action\":\"call\",\"server\":%q,\"tool\":%q,\"arguments\":{...}}.\n", in.Server, t.Name) +
-		untrusted("server "+in.Server+", tool "+t.Name, body.String(), g.lim), nil
+	if t.OutputSchema != nil {
+		out, _ := json.MarshalIndent(t.OutputSchema, "", " ")
+		fmt.Fprintf(&body, "output schema:\n%s\n", out)
+	}
+	head := fmt.Sprintf("Call it with {\"action\":\"call\",\"server\":%q,\"tool\":%q,\"arguments\":{...}}.\n", in.Server, t.Name)
+	if g.tasks.required(in.Server, t) {
+		head = "This tool runs only as an MCP task, which mcpgate does not support: calls to it are refused.\n"
+	}
+	return head + untrusted("server "+in.Server+", tool "+t.Name, body.String(), g.lim), nil
+}
+
+func (g *Gateway) describePrompt(ctx context.Context, in *Input) (string, error) {
+	ps, err := g.m.Prompts(ctx, in.Server)
+	if err != nil {
+		return "", g.unknownServer(in.Server, err)
+	}
+	var p *mcp.Prompt
+	for _, x := range ps {
+		if x.Name == in.Prompt {
+			p = x
+		}
+	}
+	if p == nil {
+		return "", notOffered(in.Server, "prompt", in.Prompt)
+	}
+	var body strings.Builder
+	fmt.Fprintf(&body, "prompt: %s\n", p.Name)
+	if p.Title != "" {
+		fmt.Fprintf(&body, "title: %s\n", p.Title)
+	}
+	fmt.Fprintf(&body, "description:\n%s\n", strings.TrimSpace(p.Description))
+	if len(p.Arguments) > 0 {
+		body.WriteString("arguments (strings):\n")
+		for _, a := range p.Arguments {
+			req := "optional"
+			if a.Required {
+				req = "required"
+			}
+			fmt.Fprintf(&body, "- %s (%s): %s\n", a.Name, req, strings.TrimSpace(a.Description))
+		}
+	}
+	return fmt.Sprintf("Render it with {\"action\":\"prompt\",\"server\":%q,\"prompt\":%q,\"arguments\":{...}}.\n", in.Server, p.Name) +
+		untrusted("server "+in.Server+", prompt "+p.Name, body.String(), g.lim), nil
+}
+
+func (g *Gateway) describeResource(ctx context.Context, in *Input) (string, error) {
+	rs, err := g.m.Resources(ctx, in.Server)
+	if err != nil {
+		return "", g.unknownServer(in.Server, err)
+	}
+	ts, _ := g.templates(ctx, in.Server)
+	var body strings.Builder
+	head := ""
+	for _, r := range rs {
+		if r.URI == in.URI && head == "" {
+			head = fmt.Sprintf("Read it with {\"action\":\"read\",\"server\":%q,\"uri\":%q}.\n", in.Server, r.URI)
+			fmt.Fprintf(&body, "resource: %s\nname: %s\n", r.URI, r.Name)
+			if r.Title != "" {
+				fmt.Fprintf(&body, "title: %s\n", r.Title)
+			}
+			if r.MIMEType != "" {
+				fmt.Fprintf(&body, "MIME type: %s\n", r.MIMEType)
+			}
+			if r.Size > 0 {
+				fmt.Fprintf(&body, "size: %d bytes\n", r.Size)
+			}
+			fmt.Fprintf(&body, "description:\n%s\n", strings.TrimSpace(r.Description))
+		}
+	}
+	for _, t := range ts {
+		if t.URITemplate == in.URI && head == "" {
+			head = fmt.Sprintf("Fill in its {variables} and read the URI with {\"action\":\"read\",\"server\":%q,\"uri\":...}.\n", in.Server)
+			fmt.Fprintf(&body, "resource template: %s\nname: %s\n", t.URITemplate, t.Name)
+			if t.Title != "" {
+				fmt.Fprintf(&body, "title: %s\n", t.Title)
+			}
+			if t.MIMEType != "" {
+				fmt.Fprintf(&body, "MIME type: %s\n", t.MIMEType)
+			}
+			fmt.Fprintf(&body, "description:\n%s\n", strings.TrimSpace(t.Description))
+		}
+	}
+	if head == "" {
+		return "", notOffered(in.Server, "resource or template", in.URI)
+	}
+	return head + untrusted("server "+in.Server+", resource "+clip(in.URI, 200), body.String(), g.lim), nil
+}
+
+// notOffered says a server has no such prompt or resource. Its names
+// are remote text, so they are not suggested here: list shows them inside
+// a boundary.
+func notOffered(server, what, name string) error {
+	return &mcpgate.Error{Category: mcpgate.CategoryNotFound,
+		Message: fmt.Sprintf("server %q has no %s %q. Call {\"action\":\"list\",\"server\":%q} to see what it offers.", server, what, clip(name, 200), server)}
 }
 
 func annotations(a *mcp.ToolAnnotations) string {
@@ -305,13 +396,29 @@ func annotations(a *mcp.ToolAnnotations) string {
 	return strings.Join(parts, ", ")
 }
 
-func (g *Gateway) call(ctx context.Context, in *Input) *mcp.CallToolResult {
+func (g *Gateway) call(ctx context.Context, in *Input, opts *manager.CallOptions) *mcp.CallToolResult {
+	out, _ := g.callStructured(ctx, in, opts)
+	return out
+}
+
+// callStructured calls a tool and returns what the model sees and, apart,
+// the server's structured content (nil when there is none), which only
+// the bridge passes on.
+func (g *Gateway) callStructured(ctx context.Context, in *Input, opts *manager.CallOptions) (*mcp.CallToolResult, any) {
 	if in.Server == "" || in.Tool == "" {
-		return failure(g.modelError(in.Server, needs("server and tool", "call")))
+		return failure(g.modelError(in.Server, needs("server and tool", "call"))), nil
 	}
-	res, err := g.m.CallTool(ctx, in.Server, in.Tool, in.Arguments, nil)
+	if t, err := g.m.Tool(ctx, in.Server, in.Tool); err == nil && g.tasks.required(in.Server, t) {
+		return failure(g.modelError(in.Server, tasksRefusal(in.Server, in.Tool, ""))), nil
+	}
+	res, err := g.m.CallTool(ctx, in.Server, in.Tool, in.Arguments, opts)
 	if err != nil {
-		return failure(g.modelError(in.Server, g.unknownServer(in.Server, err)))
+		st, _ := g.m.Status(in.Server)
+		if code, ok := needsTasks(err, st.ProtocolVersion); ok {
+			g.tasks.remember(in.Server, in.Tool)
+			err = tasksRefusal(in.Server, in.Tool, code)
+		}
+		return failure(g.modelError(in.Server, g.unknownServer(in.Server, err))), nil
 	}
 	out := g.render("server "+in.Server+", tool "+in.Tool, res.Content, res.StructuredContent)
 	out.IsError = res.IsError
@@ -319,7 +426,7 @@ func (g *Gateway) call(ctx context.Context, in *Input) *mcp.CallToolResult {
 		prefix := &mcp.TextContent{Text: "The tool reported an error (its own output follows):"}
 		out.Content = append([]mcp.Content{prefix}, out.Content...)
 	}
-	return out
+	return out, res.StructuredContent
 }
 
 func (g *Gateway) read(ctx context.Context, in *Input) *mcp.CallToolResult {

@@ -15,8 +15,12 @@ type Limits struct {
 	// MaxLines bounds its lines; default 400.
 	MaxLines int
 	// MaxImageBytes bounds an image passed through as an image; larger ones
-	// are described instead. Default 256 KiB; negative describes all.
+	// are described instead. Default 256 KiB; negative describes all. The
+	// same bound applies to binary resource contents the bridge passes on.
 	MaxImageBytes int
+	// MaxStructuredBytes bounds a tool's structured content (as JSON) the
+	// bridge passes on to a host; default 64 KiB.
+	MaxStructuredBytes int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -28,6 +32,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxImageBytes == 0 {
 		l.MaxImageBytes = 256 << 10
+	}
+	if l.MaxStructuredBytes <= 0 {
+		l.MaxStructuredBytes = 64 << 10
 	}
 	return l
 }

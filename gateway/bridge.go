@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 	"strings"
@@ -36,6 +39,9 @@ type Descriptor struct {
 	// Def is the remote definition with Name replaced; its description is
 	// remote text, to be treated as untrusted.
 	Def *mcp.Tool
+	// TaskOnly is set for a tool that runs only as a task, which mcpgate
+	// does not support; its description says so and calls are refused.
+	TaskOnly bool
 }
 
 var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
@@ -76,19 +82,66 @@ func bridgeNames(byServer map[string][]*mcp.Tool) []Descriptor {
 
 // Tools returns a descriptor for every enabled tool of every enabled
 // server, connecting them as needed. Servers that fail are left out and
-// named in the second result.
+// named in the second result. A tool that runs only as a task (see
+// tasks.go) says so first in its description; calls to it are refused.
 func (b *Bridge) Tools(ctx context.Context) ([]Descriptor, []string, error) {
 	byServer, failed, err := b.g.toolsOf(ctx, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	return bridgeNames(byServer), failed, nil
+	descs := bridgeNames(byServer)
+	for i, d := range descs {
+		if _, ok := d.Def.Meta[manager.MetaTaskSupport]; ok {
+			d.Def.Meta = maps.Clone(d.Def.Meta)
+			delete(d.Def.Meta, manager.MetaTaskSupport)
+		}
+		if b.g.tasks.required(d.Server, byServerTool(byServer, d)) {
+			descs[i].TaskOnly = true
+			descs[i].Def.Description = tasksMark + " " + d.Def.Description
+		}
+	}
+	return descs, failed, nil
+}
+
+func byServerTool(byServer map[string][]*mcp.Tool, d Descriptor) *mcp.Tool {
+	for _, t := range byServer[d.Server] {
+		if t.Name == d.Tool {
+			return t
+		}
+	}
+	return nil
 }
 
 // Call calls a bridged tool by its descriptor. Failures are results with
-// IsError set and model-safe text.
-func (b *Bridge) Call(ctx context.Context, d Descriptor, args json.RawMessage) *mcp.CallToolResult {
-	return b.g.call(ctx, &Input{Action: "call", Server: d.Server, Tool: d.Tool, Arguments: args})
+// IsError set and model-safe text. The text the model reads is bounded and
+// inside an untrusted-content block, as the gateway's; the server's
+// structured content is passed on unchanged for hosts that validate it
+// against the tool's output schema, up to Limits.MaxStructuredBytes (a
+// larger one makes the result an error that says so).
+func (b *Bridge) Call(ctx context.Context, d Descriptor, args json.RawMessage, opts *manager.CallOptions) *mcp.CallToolResult {
+	out, structured := b.g.callStructured(ctx, &Input{Action: "call", Server: d.Server, Tool: d.Tool, Arguments: args}, opts)
+	if structured == nil {
+		return out
+	}
+	raw, err := json.Marshal(structured)
+	switch {
+	case err != nil:
+		out.IsError = true
+		out.Content = append(out.Content, &mcp.TextContent{Text: "[the structured result could not be encoded; it is not passed on]"})
+	case len(raw) > b.g.lim.MaxStructuredBytes:
+		out.IsError = true
+		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
+			"[the structured result is %d bytes, over the %d-byte bound; it is not passed on]", len(raw), b.g.lim.MaxStructuredBytes)})
+	default:
+		out.StructuredContent = json.RawMessage(raw)
+	}
+	return out
+}
+
+// TaskOnly reports whether d's tool is known, by now, to run only as a
+// task: a call may have just taught the bridge so.
+func (b *Bridge) TaskOnly(d Descriptor) bool {
+	return d.TaskOnly || b.g.tasks.required(d.Server, &mcp.Tool{Name: d.Tool, Meta: d.Def.Meta})
 }
 
 // PromptName and ResourceName are how prompts and resources are named.
@@ -109,23 +162,69 @@ func ParseResourceName(name string) (server, uri string, ok bool) {
 	return s, u, ok && strings.HasPrefix(name, "@") && s != "" && u != ""
 }
 
-// GetPrompt renders /server:prompt; the result is bounded and untrusted.
-func (b *Bridge) GetPrompt(ctx context.Context, name string, args map[string]string) *mcp.CallToolResult {
+// GetPrompt renders /server:prompt as one user message holding the
+// prompt's messages, bounded and inside an untrusted-content block. A
+// failure is an error with model-safe text.
+func (b *Bridge) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	server, prompt, ok := ParsePromptName(name)
 	if !ok {
-		return failure("prompt names look like /server:prompt")
+		return nil, errors.New("prompt names look like /server:prompt")
 	}
 	raw, _ := json.Marshal(args)
-	return b.g.prompt(ctx, &Input{Action: "prompt", Server: server, Prompt: prompt, Arguments: raw})
+	res := b.g.prompt(ctx, &Input{Action: "prompt", Server: server, Prompt: prompt, Arguments: raw})
+	if res.IsError {
+		return nil, errors.New(textOf(res))
+	}
+	return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: res.Content[0]}}}, nil
 }
 
-// Read reads @server:uri; the result is bounded and untrusted.
-func (b *Bridge) Read(ctx context.Context, name string) *mcp.CallToolResult {
-	server, uri, ok := ParseResourceName(name)
-	if !ok {
-		return failure("resource names look like @server:uri")
+func textOf(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
 	}
-	return b.g.read(ctx, &Input{Action: "read", Server: server, URI: uri})
+	return strings.Join(parts, "\n")
+}
+
+// maxContents bounds the contents of one read passed on.
+const maxContents = 32
+
+// Read reads uri from server for a host: every content keeps its URI and
+// the server's MIME type; text is bounded and inside an untrusted-content
+// block (whatever its MIME type says, it is server text a model may read);
+// binary data is passed on up to Limits.MaxImageBytes and described
+// otherwise. A failure is an error with model-safe text.
+func (b *Bridge) Read(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+	g := b.g
+	res, err := g.m.ReadResource(ctx, server, uri)
+	if err != nil {
+		return nil, errors.New(g.modelError(server, g.unknownServer(server, err)))
+	}
+	out := &mcp.ReadResourceResult{}
+	for i, rc := range res.Contents {
+		if i == maxContents {
+			out.Contents = append(out.Contents, &mcp.ResourceContents{URI: uri, MIMEType: "text/plain",
+				Text: fmt.Sprintf("[%d more contents not shown]", len(res.Contents)-maxContents)})
+			break
+		}
+		c := &mcp.ResourceContents{URI: rc.URI, MIMEType: rc.MIMEType, Meta: rc.Meta}
+		if c.URI == "" {
+			c.URI = uri
+		}
+		switch {
+		case rc.Blob == nil:
+			c.Text = untrusted("server "+server+", resource "+clip(c.URI, 200), rc.Text, g.lim)
+		case g.lim.MaxImageBytes > 0 && len(rc.Blob) <= g.lim.MaxImageBytes:
+			c.Blob = rc.Blob
+		default:
+			c.MIMEType = "text/plain"
+			c.Text = fmt.Sprintf("[binary content %s, %d bytes: too large to pass on]", safeMIME(rc.MIMEType), len(rc.Blob))
+		}
+		out.Contents = append(out.Contents, c)
+	}
+	return out, nil
 }
 
 // Prompts lists /server:prompt names with their remote definitions.
@@ -153,6 +252,22 @@ func (b *Bridge) Resources(ctx context.Context) (map[string]*mcp.Resource, error
 		}
 		for _, r := range rs {
 			out[ResourceName(id, r.URI)] = r
+		}
+	}
+	return out, nil
+}
+
+// Templates lists @server:template names with the servers' resource
+// templates.
+func (b *Bridge) Templates(ctx context.Context) (map[string]*mcp.ResourceTemplate, error) {
+	out := make(map[string]*mcp.ResourceTemplate)
+	for _, id := range b.g.serverIDs() {
+		ts, err := b.g.templates(ctx, id)
+		if err != nil {
+			continue
+		}
+		for _, t := range ts {
+			out[ResourceName(id, t.URITemplate)] = t
 		}
 	}
 	return out, nil

@@ -39,7 +39,7 @@ func ExampleBridge_Tools() {
 
 	tools, _, _ := b.Tools(context.Background())
 	fmt.Println(tools[0].Name)
-	res := b.Call(context.Background(), tools[0], json.RawMessage(`{"a":1,"b":2}`))
+	res := b.Call(context.Background(), tools[0], json.RawMessage(`{"a":1,"b":2}`), nil)
 	fmt.Println(res.IsError)
 	// Output:
 	// mcp__demo__add

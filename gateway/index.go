@@ -8,29 +8,28 @@ import (
 
 	"github.com/mcpgate/mcpgate/gateway/search"
 	"github.com/mcpgate/mcpgate/manager"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// catalogIndex keeps a search index over the enabled tools of every
-// server, rebuilt only when a catalog or the set of servers changed.
+// catalogIndex keeps a search index over the entries (tools, prompts,
+// resources, templates) of every listed server, rebuilt only when a
+// catalog or the set of servers changed.
 type catalogIndex struct {
 	mu   sync.Mutex
 	key  string
 	ix   *search.Index
-	refs []hit
+	refs []entry
 }
 
 type hit struct {
-	server string
-	tool   *mcp.Tool
-	score  float64
+	entry
+	score float64
 }
 
 func newCatalogIndex() *catalogIndex { return &catalogIndex{} }
 
-// search ranks the tools of byServer for query. The index covers every
-// listed tool; hits are kept to the servers asked about.
-func (c *catalogIndex) search(m *manager.Manager, byServer map[string][]*mcp.Tool, query string, limit int) []hit {
+// search ranks the entries of byServer for query, best first, keeping
+// those keep accepts (all when nil).
+func (c *catalogIndex) search(m *manager.Manager, byServer map[string][]entry, query string, limit int, keep func(entry) bool) []hit {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := fingerprint(m, byServer)
@@ -42,40 +41,64 @@ func (c *catalogIndex) search(m *manager.Manager, byServer map[string][]*mcp.Too
 		c.build(byServer, titles)
 		c.key = key
 	}
+	n := limit
+	if keep != nil {
+		n = len(c.refs) // rank everything, then filter
+	}
 	var out []hit
-	for _, h := range c.ix.Search(query, limit) {
+	for _, h := range c.ix.Search(query, n) {
 		r := c.refs[h.Doc]
-		r.score = h.Score
-		out = append(out, r)
+		if keep != nil && !keep(r) {
+			continue
+		}
+		out = append(out, hit{entry: r, score: h.Score})
+		if len(out) == limit {
+			break
+		}
 	}
 	return out
 }
 
-func (c *catalogIndex) build(byServer map[string][]*mcp.Tool, titles map[string]string) {
+func (c *catalogIndex) build(byServer map[string][]entry, titles map[string]string) {
 	var docs []search.Doc
 	c.refs = c.refs[:0]
-	for _, id := range sortedKeys(byServer) {
-		for _, t := range byServer[id] {
-			docs = append(docs, search.Doc{
-				Server:      id,
-				ServerTitle: titles[id],
-				Tool:        t.Name,
-				Title:       t.Title,
-				Description: t.Description,
-				Params:      params(t.InputSchema),
-			})
-			c.refs = append(c.refs, hit{server: id, tool: t})
+	for _, e := range sortedEntries(byServer) {
+		d := search.Doc{Server: e.server, ServerTitle: titles[e.server], Tool: e.name(), Title: e.title(), Description: e.description()}
+		switch e.kind {
+		case kindTool:
+			d.Params = params(e.tool.InputSchema)
+		case kindPrompt:
+			for _, a := range e.prompt.Arguments {
+				d.Params = append(d.Params, search.Param{Name: a.Name, Description: a.Description})
+			}
+		case kindResource:
+			d.Tool = cmpOr(e.resource.Name, e.resource.URI)
+			d.Description += " " + uriWords(e.resource.URI)
+		case kindTemplate:
+			d.Tool = cmpOr(e.template.Name, e.template.URITemplate)
+			d.Description += " " + uriWords(e.template.URITemplate)
 		}
+		docs = append(docs, d)
+		c.refs = append(c.refs, e)
 	}
 	c.ix = search.New(docs)
 }
 
+// uriWords is what of a URI describes the resource: not its scheme, which
+// a server's resources share (and which often is the server's own name).
+func uriWords(uri string) string {
+	if _, rest, ok := strings.Cut(uri, "://"); ok {
+		return rest
+	}
+	return uri
+}
+
 // fingerprint identifies the catalogs an index was built from.
-func fingerprint(m *manager.Manager, byServer map[string][]*mcp.Tool) string {
+func fingerprint(m *manager.Manager, byServer map[string][]entry) string {
 	var parts []string
 	for _, st := range m.Statuses() {
-		if _, ok := byServer[st.ID]; ok {
-			parts = append(parts, st.ID+":"+strconv.FormatUint(st.ConnectionID, 10)+":"+strconv.FormatUint(st.Generation, 10)+":"+strconv.Itoa(len(byServer[st.ID])))
+		if es, ok := byServer[st.ID]; ok {
+			parts = append(parts, st.ID+":"+strconv.FormatUint(st.ConnectionID, 10)+":"+strconv.FormatUint(st.Generation, 10)+":"+strconv.Itoa(len(es)))
 		}
 	}
 	sort.Strings(parts)

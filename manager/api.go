@@ -162,3 +162,10 @@ type CallOptions struct {
 	// server's stream and must not block.
 	Progress func(*mcp.ProgressNotificationParams)
 }
+
+// MetaTaskSupport is the key under which a catalog tool's Meta carries the
+// execution.taskSupport a 2025-11-25 server declared for it ("forbidden",
+// "optional" or "required"): the go-sdk's Tool has no field for it, and a
+// tool that requires a task cannot be called by a client that does not run
+// tasks, so fronts mark and refuse it.
+const MetaTaskSupport = "io.mcpgate/taskSupport"

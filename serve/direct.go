@@ -2,8 +2,11 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/gateway"
@@ -12,22 +15,84 @@ import (
 )
 
 // Direct mode mirrors the bridge onto the front: every enabled remote tool
-// is registered under its safe name, and re-registered when a catalog
-// changes, which makes the go-sdk send tools/list_changed to the client.
-// The first mirror happens on the client's first list request, so starting
-// the front touches no network.
+// is registered under its safe name, every prompt, resource and resource
+// template under its server-qualified name, and they are registered again
+// when a catalog or the configuration changes, which makes the go-sdk send
+// the list_changed notifications to the host. The first mirror happens on
+// the host's first request that needs it (a list, a call, a prompt, a
+// read), so starting the front touches no network, and a fresh session
+// can call, get a prompt or read a resource without listing first.
 
-// EnableDirect installs the lazy first sync. New calls it for Direct.
+// mirror is the front's copy of the bridge's catalogs.
+type mirror struct {
+	regMu       sync.Mutex                       // guards the maps
+	direct      map[string]gateway.Descriptor    // registered bridged tools by name
+	prompts     map[string]bool                  // registered /server:prompt names
+	resources   map[string]string                // registered resource URI → @server:uri
+	templates   map[string]string                // registered URI template → @server:template
+	generations map[string]uint64                // catalog generation last mirrored, per server
+	added       map[string]*mcp.ResourceTemplate // template registered per @server:template
+
+	syncMu    sync.Mutex // one sync at a time
+	firstSync sync.Once
+	synced    atomic.Bool
+	resync    chan struct{}
+	lastMiss  atomic.Int64 // unix nanos of the last sync for an unknown name
+}
+
+func (m *mirror) init() {
+	m.direct = make(map[string]gateway.Descriptor)
+	m.prompts = make(map[string]bool)
+	m.resources = make(map[string]string)
+	m.templates = make(map[string]string)
+	m.generations = make(map[string]uint64)
+	m.resync = make(chan struct{}, 1)
+}
+
+// missSyncEvery bounds how often a request for a name the mirror does not
+// have makes the front sync again (a server that failed to list at first
+// may be reachable now).
+const missSyncEvery = 5 * time.Second
+
+// enableDirect installs the lazy first sync. New calls it for Direct.
 func (f *Front) enableDirect() {
 	f.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
-			case "tools/list", "prompts/list", "resources/list":
+			case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 				f.firstSync.Do(func() { f.Sync(ctx) })
+			case "tools/call", "prompts/get", "resources/read":
+				f.firstSync.Do(func() { f.Sync(ctx) })
+				if !f.has(method, req) && f.missAllowed() {
+					f.Sync(ctx)
+				}
 			}
 			return next(ctx, method, req)
 		}
 	})
+}
+
+// has reports whether the mirror has what req asks for.
+func (f *Front) has(method string, req mcp.Request) bool {
+	f.regMu.Lock()
+	defer f.regMu.Unlock()
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		_, ok := f.direct[r.Params.Name]
+		return ok
+	case *mcp.GetPromptRequest:
+		return f.prompts["/"+r.Params.Name]
+	case *mcp.ReadResourceRequest:
+		_, ok := f.resources[r.Params.URI]
+		return ok || len(f.templates) > 0 // a template may match; the SDK decides
+	}
+	return true
+}
+
+func (f *Front) missAllowed() bool {
+	now := time.Now().UnixNano()
+	last := f.lastMiss.Load()
+	return now-last >= int64(missSyncEvery) && f.lastMiss.CompareAndSwap(last, now)
 }
 
 // StateChanged is meant for manager.Options.OnStateChange: when a
@@ -37,13 +102,20 @@ func (f *Front) StateChanged(st manager.Status) {
 	if !f.opts.Direct {
 		return
 	}
-	f.mu.Lock()
+	f.regMu.Lock()
 	seen, known := f.generations[st.ID]
 	changed := !known || seen != st.Generation
 	f.generations[st.ID] = st.Generation
-	f.mu.Unlock()
-	if !changed || !f.synced.Load() {
-		return
+	f.regMu.Unlock()
+	if changed {
+		f.requestSync()
+	}
+}
+
+// requestSync asks the sync loop for a sync, once the first has happened.
+func (f *Front) requestSync() {
+	if !f.synced.Load() {
+		return // the first sync, when it comes, will see the change
 	}
 	select {
 	case f.resync <- struct{}{}:
@@ -65,7 +137,8 @@ func (f *Front) syncLoop(ctx context.Context) {
 	}
 }
 
-// Sync mirrors the bridge's tools, prompts and resources onto the front.
+// Sync mirrors the bridge's tools, prompts, resources and resource
+// templates onto the front.
 func (f *Front) Sync(ctx context.Context) {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
@@ -80,7 +153,7 @@ func (f *Front) Sync(ctx context.Context) {
 		want[d.Name] = d
 	}
 	var gone []string
-	f.mu.Lock()
+	f.regMu.Lock()
 	for name := range f.direct {
 		if _, ok := want[name]; !ok {
 			gone = append(gone, name)
@@ -94,29 +167,55 @@ func (f *Front) Sync(ctx context.Context) {
 			f.direct[name] = d
 		}
 	}
-	f.mu.Unlock()
+	f.regMu.Unlock()
 	if len(gone) > 0 {
 		f.server.RemoveTools(gone...)
 	}
 	for _, d := range add {
 		def := *d.Def
 		def.Description = "[" + d.Server + "] " + def.Description
-		f.server.AddTool(&def, f.directHandler(d))
+		if err := guard(func() { f.server.AddTool(&def, f.directHandler(d)) }); err != nil {
+			f.opts.Logger.Warn("serve: a remote tool could not be offered", "server", d.Server, "error", err)
+			f.regMu.Lock()
+			delete(f.direct, d.Name)
+			f.regMu.Unlock()
+		}
 	}
 	f.syncPrompts(ctx, b)
 	f.syncResources(ctx, b)
+	f.syncTemplates(ctx, b)
+}
+
+// guard runs a go-sdk registration, which panics on definitions it
+// rejects (a remote tool with a malformed x-mcp-header, a template that
+// does not parse): a remote server must not be able to end the process.
+func guard(register func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	register()
+	return nil
 }
 
 func (f *Front) directHandler(d gateway.Descriptor) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		defer f.calling(d.Server, req.Session)()
-		return f.opts.Bridge.Call(ctx, d, req.Params.Arguments), nil
+		args := req.Params.Arguments
+		res, ask, err := f.serveCall(ctx, toolRequest(req), d.Server, func(ctx context.Context, opts *manager.CallOptions) (any, error) {
+			out := f.opts.Bridge.Call(ctx, d, args, opts)
+			if out.IsError && !d.TaskOnly && f.opts.Bridge.TaskOnly(d) {
+				f.requestSync() // the host's list should say so too
+			}
+			return out, nil
+		})
+		return toolResult(res, ask, err)
 	}
 }
 
 func (f *Front) syncPrompts(ctx context.Context, b *gateway.Bridge) {
 	prompts, _ := b.Prompts(ctx)
-	f.mu.Lock()
+	f.regMu.Lock()
 	var gone []string
 	for name := range f.prompts {
 		if _, ok := prompts[name]; !ok {
@@ -131,23 +230,33 @@ func (f *Front) syncPrompts(ctx context.Context, b *gateway.Bridge) {
 			add = append(add, name)
 		}
 	}
-	f.mu.Unlock()
+	f.regMu.Unlock()
 	if len(gone) > 0 {
 		f.server.RemovePrompts(gone...)
 	}
 	for _, name := range add {
+		server, _, _ := gateway.ParsePromptName(name)
 		p := *prompts[name]
 		p.Name = strings.TrimPrefix(name, "/") // clients add their own slash
 		f.server.AddPrompt(&p, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			res := b.GetPrompt(ctx, name, req.Params.Arguments)
-			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: res.Content[0]}}}, nil
+			args := req.Params.Arguments
+			res, ask, err := f.serveCall(ctx, promptRequest(req), server, func(ctx context.Context, _ *manager.CallOptions) (any, error) {
+				return b.GetPrompt(ctx, name, args)
+			})
+			switch {
+			case err != nil:
+				return nil, err
+			case ask != nil:
+				return &mcp.GetPromptResult{InputRequests: ask.requests, RequestState: ask.state}, nil
+			}
+			return res.(*mcp.GetPromptResult), nil
 		})
 	}
 }
 
 func (f *Front) syncResources(ctx context.Context, b *gateway.Bridge) {
 	resources, _ := b.Resources(ctx)
-	f.mu.Lock()
+	f.regMu.Lock()
 	var gone []string
 	for uri, name := range f.resources {
 		if _, ok := resources[name]; !ok {
@@ -162,20 +271,73 @@ func (f *Front) syncResources(ctx context.Context, b *gateway.Bridge) {
 			add = append(add, name)
 		}
 	}
-	f.mu.Unlock()
+	f.regMu.Unlock()
 	if len(gone) > 0 {
 		f.server.RemoveResources(gone...)
 	}
 	for _, name := range add {
+		server, _, _ := gateway.ParseResourceName(name)
 		r := *resources[name]
 		r.Name = name
-		f.server.AddResource(&r, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			res := b.Read(ctx, name)
-			text := ""
-			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-				text = tc.Text
-			}
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: text}}}, nil
+		f.server.AddResource(&r, f.readHandler(b, server))
+	}
+}
+
+func (f *Front) syncTemplates(ctx context.Context, b *gateway.Bridge) {
+	templates, _ := b.Templates(ctx)
+	f.regMu.Lock()
+	var gone []string
+	for tmpl, name := range f.templates {
+		if t, ok := templates[name]; !ok || !reflect.DeepEqual(t, f.added[name]) {
+			gone = append(gone, tmpl)
+			delete(f.templates, tmpl)
+		}
+	}
+	var add []string
+	for name, t := range templates {
+		if _, taken := f.templates[t.URITemplate]; !taken {
+			f.templates[t.URITemplate] = name
+			add = append(add, name)
+		}
+	}
+	f.regMu.Unlock()
+	if len(gone) > 0 {
+		f.server.RemoveResourceTemplates(gone...)
+	}
+	for _, name := range add {
+		server, _, _ := gateway.ParseResourceName(name)
+		t := *templates[name]
+		t.Name = name
+		if err := guard(func() { f.server.AddResourceTemplate(&t, f.readHandler(b, server)) }); err != nil {
+			f.opts.Logger.Warn("serve: a remote resource template could not be offered", "server", server, "error", err)
+			f.regMu.Lock()
+			delete(f.templates, t.URITemplate)
+			f.regMu.Unlock()
+			continue
+		}
+		f.regMu.Lock()
+		if f.added == nil {
+			f.added = make(map[string]*mcp.ResourceTemplate)
+		}
+		f.added[name] = templates[name]
+		f.regMu.Unlock()
+	}
+}
+
+// readHandler reads a resource (listed, or matching a template) from
+// server, keeping the server's MIME types.
+func (f *Front) readHandler(b *gateway.Bridge, server string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		uri := req.Params.URI
+		res, ask, err := f.serveCall(ctx, readRequest(req), server, func(ctx context.Context, _ *manager.CallOptions) (any, error) {
+			return b.Read(ctx, server, uri)
 		})
+		switch {
+		case err != nil:
+			return nil, err
+		case ask != nil:
+			return &mcp.ReadResourceResult{InputRequests: ask.requests, RequestState: ask.state}, nil
+		}
+		return res.(*mcp.ReadResourceResult), nil
 	}
 }

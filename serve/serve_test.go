@@ -25,40 +25,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// start runs a front over in-memory transports and returns a connected
-// client session.
-func start(t *testing.T, direct bool, clientOpts *mcp.ClientOptions, servers ...mcpgate.ServerConfig) *mcp.ClientSession {
-	t.Helper()
-	var front *serve.Front
-	m, err := manager.New(servers, &manager.Options{
-		Elicit: func(ctx context.Context, r *manager.ElicitRequest) (*mcp.ElicitResult, error) {
-			return front.Elicit(ctx, r)
-		},
-		OnStateChange: func(st manager.Status) { front.StateChanged(st) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := &gateway.Options{Manager: m}
-	front = serve.New(&serve.Options{Gateway: gateway.New(opts), Bridge: gateway.NewBridge(opts), Direct: direct})
-	ct, st := mcp.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); front.Run(ctx, st) }()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, clientOpts)
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		cancel()
-		<-done
-		m.Close()
-	})
-	return cs
-}
-
 func cfg(id, url string) mcpgate.ServerConfig {
 	return mcpgate.ServerConfig{ID: id, URL: url, Auth: mcpgate.AuthNone, Enabled: true}
 }
@@ -119,11 +85,13 @@ func TestElicitationForwarded(t *testing.T) {
 
 func TestElicitationDeclinedWithoutCapability(t *testing.T) {
 	srv := fake.Start(t, nil)
-	cs := start(t, false, nil, cfg("demo", srv.URL))
-	out, _ := callMCP(t, cs, `{"action":"call","server":"demo","tool":"ask"}`)
-	if !strings.Contains(out, "declined") {
-		t.Fatalf("elicitation without the capability: %s", out)
-	}
+	each(t, func(t *testing.T, version string) {
+		r := startHost(t, host{version: version}, cfg("demo", srv.URL))
+		out, _ := callMCP(t, r.cs, `{"action":"call","server":"demo","tool":"ask"}`)
+		if !strings.Contains(out, "declined") {
+			t.Fatalf("elicitation without the capability: %s", out)
+		}
+	})
 }
 
 func TestCancellationReachesRemote(t *testing.T) {

@@ -76,9 +76,11 @@ type App struct {
 	// App so no idle connection outlives the invocation.
 	oauthTransport *http.Transport
 
-	// onStateChange and logger, when set before the first call to Manager,
-	// go to the manager (serve mirrors catalogs and logs to stderr).
+	// onStateChange, onLog and logger, when set before the first call to
+	// Manager, go to the manager (serve mirrors catalogs, forwards servers'
+	// log messages to its host and logs to stderr).
 	onStateChange func(manager.Status)
+	onLog         func(server string, msg *mcp.LoggingMessageParams)
 	logger        *slog.Logger
 
 	mgr     *manager.Manager
@@ -266,6 +268,7 @@ func (a *App) Manager() (*manager.Manager, error) {
 		Getenv:        a.Getenv,
 		Elicit:        a.elicit,
 		OnStateChange: a.onStateChange,
+		OnLog:         a.onLog,
 		Authorizer:    client,
 		Logger:        a.logger,
 	})

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"strings"
 
+	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/serve"
@@ -25,9 +25,16 @@ func newServeCmd(app *App) *cobra.Command {
 		Long: strings.TrimSpace(`
 Run an MCP server on stdin and stdout for an agent host (Claude Code,
 Claude Desktop, Cursor, VS Code). It exposes one tool, mcp, that finds,
-describes and calls the tools of every enabled server on demand; with
---direct it exposes every enabled tool as mcp__SERVER__TOOL instead, with
-prompts and resources, and tells the host when a catalog changes.
+describes and calls the tools of every enabled server on demand, and finds
+and uses their prompts and resources; with --direct it exposes every
+enabled tool as mcp__SERVER__TOOL instead, with prompts, resources and
+resource templates, and tells the host when a catalog changes.
+
+Hosts speaking MCP 2025-06-18, 2025-11-25 and 2026-07-28 are served. A
+call's progress and the servers' log messages reach the host; a question a
+server asks is shown by a host that can, else on an open mcpgate ui page,
+else declined. Changes other processes make to the config (mcpgate tools
+disable, the settings page) apply at once.
 
 Nothing but protocol messages is written to stdout; diagnostics go to
 stderr. Servers connect when first used (or at start with
@@ -51,6 +58,11 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 	app.onStateChange = func(st manager.Status) {
 		if front != nil {
 			front.StateChanged(st)
+		}
+	}
+	app.onLog = func(server string, msg *mcp.LoggingMessageParams) {
+		if front != nil {
+			front.Log(server, msg)
 		}
 	}
 	app.logger = slog.New(slog.NewTextHandler(app.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -78,12 +90,30 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 		Logger:    app.logger,
 		Questions: questions.Ask,
 	})
+	path, err := app.ConfigPath()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Another process may change the config while this one serves (mcpgate
+	// tools disable, the settings page): follow it, so a tool switched off
+	// there is refused here and leaves the host's list.
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		err := serve.WatchConfig(ctx, path, app.logger, func(servers []mcpgate.ServerConfig) {
+			if err := m.Update(ctx, servers); err != nil {
+				app.logger.Warn("the changed config was not applied", "error", mcpgate.Sanitize(err.Error(), 300))
+				return
+			}
+			front.ConfigChanged()
+		})
+		if err != nil {
+			app.logger.Warn("config changes made by other processes will not be seen until restart", "error", mcpgate.Sanitize(err.Error(), 300))
+		}
+	}()
+	defer func() { cancel(); <-watched }()
 	m.Start(ctx)
-	return front.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(app.IO.In), Writer: nopWriteCloser{app.IO.Out}})
+	return front.Run(ctx, serve.StdioTransport(app.IO.In, app.IO.Out))
 }
-
-// nopWriteCloser keeps the transport from closing stdout, which belongs to
-// the process.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

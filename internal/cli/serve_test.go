@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,18 +16,28 @@ import (
 )
 
 // serveSession starts `mcpgate serve` as an agent host would, over its
-// stdin and stdout, and connects the go-sdk client to it.
+// stdin and stdout, and connects the go-sdk client to it at MCP 2025-11-25.
 func serveSession(t *testing.T, p *procs, clientOpts *mcp.ClientOptions, args ...string) *mcp.ClientSession {
+	t.Helper()
+	return serveSessionAt(t, p, "2025-11-25", clientOpts, args...)
+}
+
+// serveSessionAt is serveSession for a host asking for MCP version.
+func serveSessionAt(t *testing.T, p *procs, version string, clientOpts *mcp.ClientOptions, args ...string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := p.command(ctx, append([]string{"serve"}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent-host", Version: "1"}, clientOpts)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		cancel()
 		t.Fatalf("connecting to mcpgate serve: %v\n%s", err, stderr.String())
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		cancel()
+		t.Fatalf("the host asked for MCP %s and got %s", version, got)
 	}
 	t.Cleanup(func() {
 		cs.Close()
@@ -157,22 +170,112 @@ func TestServeDirect(t *testing.T) {
 	}
 }
 
+// A question from a server reaches the person through a host of each
+// generation: elicitation/create for 2025-11-25, an InputRequiredResult the
+// host answers by retrying for 2026-07-28.
 func TestServeElicitation(t *testing.T) {
 	srv := fake.Start(t, nil)
 	p := newProcs(t)
 	p.mustRun(0, "add", "demo", srv.URL, "--auth", "none")
-	capable := serveSession(t, p, &mcp.ClientOptions{
-		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Lin", "lucky": 9}}, nil
-		},
-	})
-	out, _ := gatewayCall(t, capable, `{"action":"call","server":"demo","tool":"ask"}`)
-	if !strings.Contains(out, "accepted: name=Lin lucky=9") {
-		t.Fatalf("elicitation through a capable host: %s", out)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		capable := serveSessionAt(t, p, version, &mcp.ClientOptions{
+			ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Lin", "lucky": 9}}, nil
+			},
+		})
+		out, _ := gatewayCall(t, capable, `{"action":"call","server":"demo","tool":"ask"}`)
+		if !strings.Contains(out, "accepted: name=Lin lucky=9") {
+			t.Fatalf("%s: elicitation through a capable host: %s", version, out)
+		}
+		plain := serveSessionAt(t, p, version, nil)
+		out, _ = gatewayCall(t, plain, `{"action":"call","server":"demo","tool":"ask"}`)
+		if !strings.Contains(out, "declined") {
+			t.Fatalf("%s: elicitation through a host without the capability: %s", version, out)
+		}
 	}
-	plain := serveSession(t, p, nil)
-	out, _ = gatewayCall(t, plain, `{"action":"call","server":"demo","tool":"ask"}`)
-	if !strings.Contains(out, "declined") {
-		t.Fatalf("elicitation through a host without the capability: %s", out)
+}
+
+func TestServeAnswersAMalformedLineAndGoesOn(t *testing.T) {
+	p := newProcs(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := p.command(ctx, "serve")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	next := func() map[string]any {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("mcpgate serve ended its output: %v\n%s", lines.Err(), stderr.String())
+		}
+		var msg map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &msg); err != nil {
+			t.Fatalf("not a JSON message on stdout: %q", lines.Text())
+		}
+		return msg
+	}
+	io.WriteString(stdin, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"\n")
+	if msg := next(); msg["id"] != nil || fmt.Sprint(msg["error"]) != "map[code:-32700 message:Parse error]" {
+		t.Errorf("a malformed line was answered with %v", msg)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	if msg := next(); msg["id"] != float64(2) || msg["result"] == nil {
+		t.Errorf("initialize after the malformed line: %v", msg)
+	}
+}
+
+// A tool disabled by another process (the CLI here; the settings page
+// writes the same file) leaves the host's list and is refused.
+func TestServeFollowsConfigChangesOfOtherProcesses(t *testing.T) {
+	srv := fake.Start(t, nil)
+	p := newProcs(t)
+	p.mustRun(0, "add", "demo", srv.URL, "--auth", "none")
+	changed := make(chan struct{}, 16)
+	cs := serveSession(t, p, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}, "--direct")
+	listed := func(name string) bool {
+		tools, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range tools.Tools {
+			if tl.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	if !listed("mcp__demo__echo") {
+		t.Fatal("echo is not listed")
+	}
+	time.Sleep(200 * time.Millisecond)
+	for len(changed) > 0 {
+		<-changed
+	}
+	p.mustRun(0, "tools", "disable", "demo", "echo")
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tools/list_changed reached the host after the tool was disabled")
+	}
+	if listed("mcp__demo__echo") || !listed("mcp__demo__add") {
+		t.Error("the disabled tool is still listed, or the others are gone")
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "x"}})
+	if err == nil && !res.IsError {
+		t.Error("the disabled tool was called")
 	}
 }

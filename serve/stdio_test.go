@@ -1,0 +1,122 @@
+package serve_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/manager"
+	"github.com/mcpgate/mcpgate/serve"
+)
+
+// rawHost talks newline-delimited JSON to a front over StdioTransport, as
+// a host's process does over a pipe.
+type rawHost struct {
+	t   *testing.T
+	in  *io.PipeWriter
+	out *bufio.Scanner
+}
+
+func startRaw(t *testing.T, direct bool) *rawHost {
+	t.Helper()
+	m, err := manager.New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &gateway.Options{Manager: m}
+	front := serve.New(&serve.Options{Gateway: gateway.New(opts), Bridge: gateway.NewBridge(opts), Direct: direct})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		front.Run(ctx, serve.StdioTransport(inR, outW))
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		cancel()
+		go io.Copy(io.Discard, outR)
+		<-done
+		m.Close()
+	})
+	sc := bufio.NewScanner(outR)
+	sc.Buffer(nil, 1<<20)
+	return &rawHost{t: t, in: inW, out: sc}
+}
+
+func (h *rawHost) send(line string) {
+	h.t.Helper()
+	if _, err := io.WriteString(h.in, line+"\n"); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+type rawReply struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code int64 `json:"code"`
+	} `json:"error"`
+}
+
+// reply reads the next message the front writes.
+func (h *rawHost) reply() rawReply {
+	h.t.Helper()
+	got := make(chan bool, 1)
+	go func() { got <- h.out.Scan() }()
+	select {
+	case ok := <-got:
+		if !ok {
+			h.t.Fatalf("the front closed stdout: %v", h.out.Err())
+		}
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("no answer from the front")
+	}
+	var r rawReply
+	if err := json.Unmarshal(h.out.Bytes(), &r); err != nil {
+		h.t.Fatalf("the front wrote a line that is not JSON: %q", h.out.Text())
+	}
+	return r
+}
+
+func TestMalformedLinesAreAnsweredNotFatal(t *testing.T) {
+	h := startRaw(t, false)
+	for _, tc := range []struct {
+		line string
+		code int64
+		id   string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{`, -32700, "null"},
+		{`this is not json`, -32700, "null"},
+		{`{"jsonrpc":"1.0","id":7,"method":"ping"}`, -32600, "7"},
+		{`[]`, -32600, "null"},
+		{`42`, -32600, "null"},
+	} {
+		h.send(tc.line)
+		r := h.reply()
+		if r.Error == nil || r.Error.Code != tc.code || string(r.ID) != tc.id {
+			t.Errorf("%s: answered id %s error %+v, want code %d id %s", tc.line, r.ID, r.Error, tc.code, tc.id)
+		}
+	}
+	h.send("")
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if r := h.reply(); r.Error != nil || string(r.ID) != "1" || !strings.Contains(string(r.Result), `"tools"`) {
+		t.Fatalf("initialize after bad lines: id %s result %s error %+v", r.ID, r.Result, r.Error)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"`)
+	if r := h.reply(); r.Error == nil || r.Error.Code != -32700 {
+		t.Fatalf("a truncated request: %+v", r)
+	}
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	if r := h.reply(); r.Error != nil || string(r.ID) != "3" || !strings.Contains(string(r.Result), `"name":"mcp"`) {
+		t.Fatalf("tools/list after a bad line: %s %+v", r.Result, r.Error)
+	}
+}
