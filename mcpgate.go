@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,9 +27,33 @@ type Grant string
 
 // The supported grants.
 const (
+	// GrantAuthorizationCode: a person signs in in a browser.
 	GrantAuthorizationCode Grant = "authorization_code"
+	// GrantClientCredentials: a machine signs in with its own secret or
+	// key (OAuth client credentials).
 	GrantClientCredentials Grant = "client_credentials"
+	// GrantJWTBearer: a workload presents a JWT its platform issued
+	// (Kubernetes, a cloud's workload identity, a CI system) as an RFC 7523
+	// jwt-bearer assertion: workload identity federation (MCP SEP-1933).
+	GrantJWTBearer Grant = "jwt_bearer"
+	// GrantEnterprise: a person's ID token from the company's identity
+	// provider is exchanged there for an identity assertion grant (ID-JAG,
+	// RFC 8693 token exchange), which the MCP server's authorization server
+	// takes as a jwt-bearer assertion: enterprise-managed authorization
+	// (MCP SEP-990). No browser.
+	GrantEnterprise Grant = "enterprise"
 )
+
+// Grants lists the grants, for messages.
+var Grants = []Grant{GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer, GrantEnterprise}
+
+// Machine reports whether the grant signs in without a person.
+func (g Grant) Machine() bool {
+	return g == GrantClientCredentials || g == GrantJWTBearer || g == GrantEnterprise
+}
+
+// SigningAlgs are the JWS algorithms mcpgate signs client assertions with.
+var SigningAlgs = []string{"ES256", "ES384", "ES512", "PS256", "PS384", "PS512", "RS256", "RS384", "RS512", "EdDSA"}
 
 // DefaultCallTimeout bounds a tool call when the server sets no timeout.
 const DefaultCallTimeout = 60 * time.Second
@@ -53,12 +78,37 @@ type ServerConfig struct {
 	ClientID          string
 	ClientSecretEnv   string
 	ClientMetadataURL string
-	// Grant is the OAuth grant: authorization_code (a person signs in,
-	// the default) or client_credentials (a machine, no person).
+	// Grant is the OAuth grant (see [Grants]); empty means
+	// authorization_code.
 	Grant Grant
-	// PrivateKeyFile is a PEM key (ES256 or RS256) for private_key_jwt
-	// client authentication with client_credentials.
+	// PrivateKeyFile is a PEM private key (EC, RSA or Ed25519) for
+	// private_key_jwt client authentication with a machine grant.
 	PrivateKeyFile string
+	// PrivateKeyAlg is the JWS algorithm of those client assertions (see
+	// [SigningAlgs]); empty picks one the key and the authorization server
+	// both fit.
+	PrivateKeyAlg string
+	// AssertionFile or AssertionEnv holds the workload's JWT for grant
+	// jwt_bearer: a file the platform keeps fresh (read again each time a
+	// token is needed), or an environment variable.
+	AssertionFile string
+	AssertionEnv  string
+	// IDTokenFile or IDTokenEnv holds the person's ID token from the
+	// company's identity provider, for grant enterprise.
+	IDTokenFile string
+	IDTokenEnv  string
+	// IDPTokenEndpoint is that identity provider's token endpoint, where
+	// the ID token is exchanged; IDPClientID (and IDPClientSecretEnv for a
+	// confidential client) is mcpgate's client there.
+	IDPTokenEndpoint   string
+	IDPClientID        string
+	IDPClientSecretEnv string
+	// DPoP binds the OAuth tokens to a key of mcpgate's (RFC 9449): every
+	// token request and server request carries a proof of possession, so
+	// a leaked token is useless alone. The authorization server must
+	// support it. Without it, DPoP is still used for a server whose
+	// challenge accepts only DPoP tokens.
+	DPoP bool
 	// BearerTokenEnv names the environment variable holding the bearer token.
 	BearerTokenEnv string
 	// Headers are sent with every request; values may reference ${VAR} or
@@ -95,8 +145,10 @@ func (c ServerConfig) ToolEnabled(tool string) bool {
 // credential never reaches a server it was not meant for.
 func (c ServerConfig) Binding() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "url=%s\nauth=%s\nbearer=%s\nclient=%s\nsecret=%s\nmeta=%s\ngrant=%s\nkey=%s\n",
-		c.URL, c.Auth, c.BearerTokenEnv, c.ClientID, c.ClientSecretEnv, c.ClientMetadataURL, c.Grant, c.PrivateKeyFile)
+	fmt.Fprintf(&b, "url=%s\nauth=%s\nbearer=%s\nclient=%s\nsecret=%s\nmeta=%s\ngrant=%s\nkey=%s\ndpop=%t\n",
+		c.URL, c.Auth, c.BearerTokenEnv, c.ClientID, c.ClientSecretEnv, c.ClientMetadataURL, c.Grant, c.PrivateKeyFile, c.DPoP)
+	fmt.Fprintf(&b, "assertion=%s|%s\nidtoken=%s|%s\nidp=%s|%s|%s\n",
+		c.AssertionFile, c.AssertionEnv, c.IDTokenFile, c.IDTokenEnv, c.IDPTokenEndpoint, c.IDPClientID, c.IDPClientSecretEnv)
 	keys := make([]string, 0, len(c.Headers))
 	for k := range c.Headers {
 		keys = append(keys, k)
@@ -131,29 +183,8 @@ func (c ServerConfig) Validate() error {
 	if c.Auth != AuthBearer && c.BearerTokenEnv != "" {
 		return invalidf("server %q: bearerTokenEnv: only allowed with auth bearer", c.ID)
 	}
-	switch c.Grant {
-	case "", GrantAuthorizationCode:
-	case GrantClientCredentials:
-		if c.Auth != AuthOAuth {
-			return invalidf("server %q: grant: client_credentials needs auth oauth", c.ID)
-		}
-		if c.ClientID == "" {
-			return invalidf("server %q: grant: client_credentials needs a clientId", c.ID)
-		}
-		if c.ClientSecretEnv == "" && c.PrivateKeyFile == "" {
-			return invalidf("server %q: grant: client_credentials needs clientSecretEnv or privateKeyFile", c.ID)
-		}
-	default:
-		return invalidf("server %q: grant %q: must be authorization_code or client_credentials", c.ID, c.Grant)
-	}
-	if c.PrivateKeyFile != "" && c.Grant != GrantClientCredentials {
-		return invalidf("server %q: privateKeyFile: only used with grant client_credentials", c.ID)
-	}
-	if c.Auth != AuthOAuth && (c.ClientID != "" || c.ClientSecretEnv != "" || c.ClientMetadataURL != "" || c.Grant != "") {
-		return invalidf("server %q: clientId, clientSecretEnv, clientMetadataUrl and grant are only used with auth oauth", c.ID)
-	}
-	if c.ClientSecretEnv != "" && !envName.MatchString(c.ClientSecretEnv) {
-		return invalidf("server %q: clientSecretEnv %q: must be an environment variable name", c.ID, c.ClientSecretEnv)
+	if err := c.validateGrant(); err != nil {
+		return err
 	}
 	if c.ClientMetadataURL != "" {
 		u, err := url.Parse(c.ClientMetadataURL)
@@ -188,6 +219,100 @@ func (c ServerConfig) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return invalidf("server %q: timeout: must not be negative", c.ID)
+	}
+	return nil
+}
+
+// validateGrant checks the grant and the fields it uses; each grant's
+// fields are refused with the others, so a config says one thing.
+func (c ServerConfig) validateGrant() error {
+	if c.Grant != "" && c.Auth != AuthOAuth {
+		return invalidf("server %q: grant: needs auth oauth", c.ID)
+	}
+	if c.Auth != AuthOAuth && (c.ClientID != "" || c.ClientSecretEnv != "" || c.ClientMetadataURL != "" || c.DPoP) {
+		return invalidf("server %q: clientId, clientSecretEnv, clientMetadataUrl, grant and dpop are only used with auth oauth", c.ID)
+	}
+	for _, f := range []struct{ name, value string }{
+		{"clientSecretEnv", c.ClientSecretEnv}, {"assertionEnv", c.AssertionEnv}, {"idTokenEnv", c.IDTokenEnv}, {"idpClientSecretEnv", c.IDPClientSecretEnv},
+	} {
+		if f.value != "" && !envName.MatchString(f.value) {
+			return invalidf("server %q: %s %q: must be an environment variable name", c.ID, f.name, f.value)
+		}
+	}
+	only := func(field string, set bool, grant Grant) error {
+		if set && c.Grant != grant {
+			return invalidf("server %q: %s: only used with grant %s", c.ID, field, grant)
+		}
+		return nil
+	}
+	for _, o := range []struct {
+		field string
+		set   bool
+		grant Grant
+	}{
+		{"assertionFile", c.AssertionFile != "", GrantJWTBearer}, {"assertionEnv", c.AssertionEnv != "", GrantJWTBearer},
+		{"idTokenFile", c.IDTokenFile != "", GrantEnterprise}, {"idTokenEnv", c.IDTokenEnv != "", GrantEnterprise},
+		{"idpTokenEndpoint", c.IDPTokenEndpoint != "", GrantEnterprise}, {"idpClientId", c.IDPClientID != "", GrantEnterprise},
+		{"idpClientSecretEnv", c.IDPClientSecretEnv != "", GrantEnterprise},
+	} {
+		if err := only(o.field, o.set, o.grant); err != nil {
+			return err
+		}
+	}
+	if c.PrivateKeyFile != "" && !c.Grant.Machine() {
+		return invalidf("server %q: privateKeyFile: only used with grant client_credentials, jwt_bearer or enterprise", c.ID)
+	}
+	if c.PrivateKeyAlg != "" {
+		if c.PrivateKeyFile == "" {
+			return invalidf("server %q: privateKeyAlg: only used with privateKeyFile", c.ID)
+		}
+		if !slices.Contains(SigningAlgs, c.PrivateKeyAlg) {
+			return invalidf("server %q: privateKeyAlg %q: must be one of %s", c.ID, c.PrivateKeyAlg, strings.Join(SigningAlgs, ", "))
+		}
+	}
+	if c.PrivateKeyFile != "" && c.ClientSecretEnv != "" {
+		return invalidf("server %q: privateKeyFile and clientSecretEnv: the client authenticates with one of them", c.ID)
+	}
+	if c.Grant.Machine() && c.ClientMetadataURL != "" {
+		return invalidf("server %q: clientMetadataUrl: only used with grant authorization_code", c.ID)
+	}
+	switch c.Grant {
+	case "", GrantAuthorizationCode:
+	case GrantClientCredentials:
+		if c.ClientID == "" {
+			return invalidf("server %q: grant: client_credentials needs a clientId", c.ID)
+		}
+		if c.ClientSecretEnv == "" && c.PrivateKeyFile == "" {
+			return invalidf("server %q: grant: client_credentials needs clientSecretEnv or privateKeyFile", c.ID)
+		}
+	case GrantJWTBearer:
+		if (c.AssertionFile == "") == (c.AssertionEnv == "") {
+			return invalidf("server %q: grant: jwt_bearer needs the workload's JWT in assertionFile or assertionEnv (one of them)", c.ID)
+		}
+	case GrantEnterprise:
+		if c.ClientID == "" {
+			return invalidf("server %q: grant: enterprise needs the clientId mcpgate has at the server's authorization server", c.ID)
+		}
+		if (c.IDTokenFile == "") == (c.IDTokenEnv == "") {
+			return invalidf("server %q: grant: enterprise needs the ID token in idTokenFile or idTokenEnv (one of them)", c.ID)
+		}
+		if c.IDPTokenEndpoint == "" || c.IDPClientID == "" {
+			return invalidf("server %q: grant: enterprise needs idpTokenEndpoint and idpClientId (mcpgate's client at the identity provider)", c.ID)
+		}
+		if err := ValidateURL(c.IDPTokenEndpoint); err != nil {
+			return invalidf("server %q: idpTokenEndpoint: %v", c.ID, err)
+		}
+	default:
+		names := make([]string, len(Grants))
+		for i, g := range Grants {
+			names[i] = string(g)
+		}
+		return invalidf("server %q: grant %q: must be one of %s", c.ID, c.Grant, strings.Join(names, ", "))
+	}
+	for _, f := range []struct{ name, value string }{{"assertionFile", c.AssertionFile}, {"idTokenFile", c.IDTokenFile}} {
+		if f.value != "" && !filepath.IsAbs(f.value) {
+			return invalidf("server %q: %s %q: must be an absolute path", c.ID, f.name, f.value)
+		}
 	}
 	return nil
 }

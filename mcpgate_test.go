@@ -114,3 +114,63 @@ func TestBindingChangesWithCredentialSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateGrants: each grant needs its fields and refuses the others'.
+func TestValidateGrants(t *testing.T) {
+	base := ServerConfig{ID: "s", URL: "https://a.example/mcp", Auth: AuthOAuth, Enabled: true}
+	cases := []struct {
+		name string
+		edit func(*ServerConfig)
+		want string // "" for valid
+	}{
+		{"code", func(c *ServerConfig) {}, ""},
+		{"dpop", func(c *ServerConfig) { c.DPoP = true }, ""},
+		{"dpop without oauth", func(c *ServerConfig) { c.Auth, c.DPoP = AuthNone, true }, "only used with auth oauth"},
+		{"client credentials", func(c *ServerConfig) { c.Grant, c.ClientID, c.ClientSecretEnv = GrantClientCredentials, "m", "S" }, ""},
+		{"client credentials with a key and an algorithm", func(c *ServerConfig) {
+			c.Grant, c.ClientID, c.PrivateKeyFile, c.PrivateKeyAlg = GrantClientCredentials, "m", "/k.pem", "ES384"
+		}, ""},
+		{"an algorithm without a key", func(c *ServerConfig) { c.PrivateKeyAlg = "ES256" }, "privateKeyAlg: only used with privateKeyFile"},
+		{"a symmetric algorithm", func(c *ServerConfig) {
+			c.Grant, c.ClientID, c.PrivateKeyFile, c.PrivateKeyAlg = GrantClientCredentials, "m", "/k.pem", "HS256"
+		}, "must be one of"},
+		{"secret and key", func(c *ServerConfig) {
+			c.Grant, c.ClientID, c.ClientSecretEnv, c.PrivateKeyFile = GrantClientCredentials, "m", "S", "/k.pem"
+		}, "one of them"},
+		{"jwt bearer from a file", func(c *ServerConfig) { c.Grant, c.AssertionFile = GrantJWTBearer, "/var/run/token" }, ""},
+		{"jwt bearer from a variable, with a client", func(c *ServerConfig) { c.Grant, c.AssertionEnv, c.ClientID = GrantJWTBearer, "WORKLOAD_JWT", "w" }, ""},
+		{"jwt bearer without a token", func(c *ServerConfig) { c.Grant = GrantJWTBearer }, "assertionFile or assertionEnv"},
+		{"jwt bearer with both", func(c *ServerConfig) { c.Grant, c.AssertionFile, c.AssertionEnv = GrantJWTBearer, "/t", "T" }, "one of them"},
+		{"a relative assertion file", func(c *ServerConfig) { c.Grant, c.AssertionFile = GrantJWTBearer, "token" }, "absolute path"},
+		{"a bad variable name", func(c *ServerConfig) { c.Grant, c.AssertionEnv = GrantJWTBearer, "NOT A NAME" }, "environment variable name"},
+		{"an assertion for another grant", func(c *ServerConfig) { c.AssertionFile = "/t" }, "only used with grant jwt_bearer"},
+		{"enterprise", func(c *ServerConfig) {
+			c.Grant, c.ClientID, c.ClientSecretEnv, c.IDTokenFile, c.IDPTokenEndpoint, c.IDPClientID = GrantEnterprise, "mcp-client", "S", "/id", "https://idp.example/token", "idp-client"
+		}, ""},
+		{"enterprise without an identity provider", func(c *ServerConfig) { c.Grant, c.ClientID, c.IDTokenEnv = GrantEnterprise, "m", "ID" }, "idpTokenEndpoint and idpClientId"},
+		{"enterprise over http", func(c *ServerConfig) {
+			c.Grant, c.ClientID, c.IDTokenEnv, c.IDPTokenEndpoint, c.IDPClientID = GrantEnterprise, "m", "ID", "http://idp.example/token", "i"
+		}, "idpTokenEndpoint"},
+		{"enterprise without a client", func(c *ServerConfig) {
+			c.Grant, c.IDTokenEnv, c.IDPTokenEndpoint, c.IDPClientID = GrantEnterprise, "ID", "https://idp.example/token", "i"
+		}, "clientId"},
+		{"an identity provider for another grant", func(c *ServerConfig) { c.IDPClientID = "i" }, "only used with grant enterprise"},
+		{"a key with a person's grant", func(c *ServerConfig) { c.PrivateKeyFile = "/k.pem" }, "privateKeyFile: only used with grant"},
+		{"an unknown grant", func(c *ServerConfig) { c.Grant = "implicit" }, "must be one of authorization_code, client_credentials, jwt_bearer, enterprise"},
+	}
+	for _, tc := range cases {
+		c := base
+		tc.edit(&c)
+		err := c.Validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	machine := base
+	machine.Grant, machine.AssertionFile = GrantJWTBearer, "/a"
+	other := machine
+	other.AssertionFile = "/b"
+	if machine.Binding() == other.Binding() {
+		t.Error("a change of assertion file leaves the binding")
+	}
+}

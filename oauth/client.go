@@ -25,7 +25,8 @@ type Options struct {
 	// means a client with dial and TLS timeouts. Redirects are never
 	// followed.
 	HTTPClient *http.Client
-	// Getenv reads client secrets named by clientSecretEnv; nil is os.Getenv.
+	// Getenv reads the variables the configuration names (client
+	// secrets, workload and ID tokens); nil is os.Getenv.
 	Getenv func(string) string
 	// ClientName is sent in dynamic registration; default "mcpgate".
 	ClientName string
@@ -44,6 +45,9 @@ type Client struct {
 	mu        sync.Mutex
 	asCache   map[string]cachedASM
 	redirects map[string]chan callback // state → login waiting for its redirect on the caller's page
+	nonces    map[string]string        // origin → the DPoP nonce it gave last
+	refused   map[string][32]byte      // server → SHA-256 of the workload token its authorization server refused
+	bound     map[string]*dpopKey      // access token → the DPoP key it is bound to
 }
 
 // New returns a client over opts.Store.
@@ -59,7 +63,7 @@ func New(opts *Options) *Client {
 	if base == nil {
 		base = &http.Client{Transport: http.DefaultTransport}
 	}
-	return &Client{opts: o, http: noRedirects(base), now: time.Now, asCache: make(map[string]cachedASM), redirects: make(map[string]chan callback)}
+	return &Client{opts: o, http: noRedirects(base), now: time.Now, asCache: make(map[string]cachedASM), redirects: make(map[string]chan callback), nonces: make(map[string]string), refused: make(map[string][32]byte), bound: make(map[string]*dpopKey)}
 }
 
 func (c *Client) logf(server, format string, args ...any) {

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,11 +19,13 @@ func discoveryErrorf(format string, args ...any) *mcpgate.Error {
 	return mcpgate.Errorf(mcpgate.CategoryProtocol, "authorization discovery: "+format, args...)
 }
 
-// challenge is what a 401 or 403 WWW-Authenticate Bearer challenge said.
+// challenge is what a 401 or 403 WWW-Authenticate challenge said, in the
+// Bearer (RFC 6750) or DPoP (RFC 9449 §7.1) scheme.
 type challenge struct {
 	resourceMetadata string
 	scope            []string
 	errorCode        string
+	bearer, dpop     bool // the schemes the server offered
 }
 
 func parseChallenge(headers []string) challenge {
@@ -31,24 +34,72 @@ func parseChallenge(headers []string) challenge {
 	if err != nil {
 		return ch
 	}
+	found := false
 	for _, c := range cs {
-		if c.Scheme != "bearer" {
+		switch c.Scheme {
+		case "bearer":
+			ch.bearer = true
+		case "dpop":
+			ch.dpop = true
+		default:
 			continue
 		}
-		ch.resourceMetadata = c.Params["resource_metadata"]
-		ch.scope = strings.Fields(c.Params["scope"])
-		ch.errorCode = c.Params["error"]
-		break
+		// The first challenge of either scheme says what the server
+		// wants; a later one fills in only what it left out.
+		if !found || (ch.resourceMetadata == "" && c.Params["resource_metadata"] != "") {
+			found = true
+			if v := c.Params["resource_metadata"]; v != "" {
+				ch.resourceMetadata = v
+			}
+			if v := strings.Fields(c.Params["scope"]); len(v) > 0 && len(ch.scope) == 0 {
+				ch.scope = v
+			}
+			if v := providerCode(c.Params["error"]); v != "" && ch.errorCode == "" {
+				ch.errorCode = v
+			}
+		}
 	}
 	return ch
 }
 
 // metadata is what discovery found for one server.
 type metadata struct {
-	resource string // canonical server URL
+	// resource is the protected resource's identifier exactly as its
+	// metadata publishes it: what is sent as resource (RFC 8707) and what
+	// the credential is bound to. The server URL lies within it.
+	resource string
 	prm      *oauthex.ProtectedResourceMetadata
 	issuers  []string
+	// legacy is set when the server has no protected resource metadata and
+	// its origin is taken as the authorization server (MCP 2025-03-26).
+	legacy bool
 }
+
+// prmLocation says where protected resource metadata was looked for, which
+// decides what its resource may be (RFC 9728 §3.3).
+type prmLocation int
+
+const (
+	// prmPathAware is /.well-known/oauth-protected-resource followed by the
+	// server's path: the document of exactly the server URL.
+	prmPathAware prmLocation = iota
+	// prmRoot is /.well-known/oauth-protected-resource: the document of the
+	// origin, which names the origin (or a resource the server URL lies in).
+	prmRoot
+	// prmAdvertised is the challenge's resource_metadata: any same-origin
+	// location, naming a resource the server URL lies in.
+	prmAdvertised
+)
+
+type prmCandidate struct {
+	url   string
+	where prmLocation
+}
+
+// errNoResourceMetadata is returned by discoverResource when no location
+// has protected resource metadata at all (every one answered 404) and the
+// challenge named none: a server of the 2025-03-26 generation.
+var errNoResourceMetadata = errors.New("no protected resource metadata")
 
 // discoverResource finds and checks the protected resource metadata
 // (RFC 9728) of serverURL: from the challenge's resource_metadata when it is
@@ -59,7 +110,7 @@ func (c *Client) discoverResource(ctx context.Context, serverURL string, ch chal
 	if err != nil {
 		return nil, discoveryErrorf("server URL does not parse")
 	}
-	var candidates []string
+	var candidates []prmCandidate
 	if ch.resourceMetadata != "" {
 		u, err := checkEndpoint("resource_metadata", ch.resourceMetadata)
 		if err != nil {
@@ -68,25 +119,29 @@ func (c *Client) discoverResource(ctx context.Context, serverURL string, ch chal
 		if !sameOrigin(u, server) {
 			return nil, discoveryErrorf("resource_metadata %s is on another origin than the server %s://%s; refusing it", mcpgate.RedactURL(u), server.Scheme, server.Host)
 		}
-		candidates = []string{u.String()}
+		candidates = []prmCandidate{{u.String(), prmAdvertised}}
 	} else {
 		base := url.URL{Scheme: server.Scheme, Host: server.Host}
 		path := strings.TrimSuffix(server.EscapedPath(), "/")
 		if path != "" {
-			candidates = append(candidates, base.String()+"/.well-known/oauth-protected-resource"+path)
+			candidates = append(candidates, prmCandidate{base.String() + "/.well-known/oauth-protected-resource" + path, prmPathAware})
 		}
-		candidates = append(candidates, base.String()+"/.well-known/oauth-protected-resource")
+		candidates = append(candidates, prmCandidate{base.String() + "/.well-known/oauth-protected-resource", prmRoot})
 	}
 	var lastErr error
+	absent := true // every location answered 404
 	for _, cand := range candidates {
 		var prm oauthex.ProtectedResourceMetadata
-		if err := c.getJSON(ctx, cand, &prm); err != nil {
+		if err := c.getJSON(ctx, cand.url, &prm); err != nil {
+			var hs *httpStatus
+			if !errors.As(err, &hs) || hs.code != http.StatusNotFound {
+				absent = false
+			}
 			lastErr = err
 			continue
 		}
-		want := canonicalResource(serverURL)
-		if canonicalResource(prm.Resource) != want {
-			return nil, discoveryErrorf("protected resource metadata names resource %q, but the server is %q; refusing it", prm.Resource, want)
+		if err := checkResource(serverURL, prm.Resource, cand.where); err != nil {
+			return nil, err
 		}
 		if len(prm.AuthorizationServers) == 0 {
 			return nil, discoveryErrorf("protected resource metadata lists no authorization server")
@@ -100,9 +155,50 @@ func (c *Client) discoverResource(ctx context.Context, serverURL string, ch chal
 				issuers = append(issuers, is)
 			}
 		}
-		return &metadata{resource: want, prm: &prm, issuers: issuers}, nil
+		return &metadata{resource: prm.Resource, prm: &prm, issuers: issuers}, nil
+	}
+	if absent && ch.resourceMetadata == "" {
+		return nil, errNoResourceMetadata
 	}
 	return nil, discoveryErrorf("no protected resource metadata found for the server (%v)", describe(lastErr))
+}
+
+// checkResource checks the resource a protected resource metadata document
+// names against the server URL and where the document was found: the
+// path-aware document must name exactly the server URL; the root one and
+// an advertised one a resource on the same origin that the server URL lies
+// within (the origin itself, or a path above the server's).
+func checkResource(serverURL, resource string, where prmLocation) error {
+	r, err := url.Parse(resource)
+	if err != nil || r.Host == "" || (r.Scheme != "https" && r.Scheme != "http") || r.Fragment != "" || r.User != nil {
+		return discoveryErrorf("protected resource metadata names resource %q, which is not an absolute http(s) URL without fragment; refusing it", sanitizeText("%s", resource))
+	}
+	want := canonicalResource(serverURL)
+	switch {
+	case where == prmPathAware && canonicalResource(resource) == want:
+		return nil
+	case where != prmPathAware && within(serverURL, resource):
+		return nil
+	}
+	return discoveryErrorf("protected resource metadata names resource %q, but the server is %q; refusing it", sanitizeText("%s", resource), want)
+}
+
+// within reports whether serverURL lies within the protected resource
+// identified by resource: the same origin, and resource's path is the
+// server's path or one of its ancestors ("/a" holds "/a/b", not "/ab"). A
+// resource with a query holds only itself.
+func within(serverURL, resource string) bool {
+	s, err1 := url.Parse(serverURL)
+	r, err2 := url.Parse(resource)
+	if err1 != nil || err2 != nil || r.Host == "" || !sameOrigin(s, r) || r.Fragment != "" {
+		return false
+	}
+	if r.RawQuery != "" || s.RawQuery != "" {
+		return canonicalResource(serverURL) == canonicalResource(resource)
+	}
+	rp := strings.TrimSuffix(r.EscapedPath(), "/")
+	sp := s.EscapedPath()
+	return rp == "" || sp == rp || strings.TrimSuffix(sp, "/") == rp || strings.HasPrefix(sp, rp+"/")
 }
 
 func describe(err error) string {
@@ -144,18 +240,63 @@ func authServerMetadataURLs(issuer *url.URL) []string {
 	}
 }
 
+// authServer is an authorization server's metadata (RFC 8414), with the
+// members of the extensions mcpgate uses.
+type authServer struct {
+	oauthex.AuthServerMeta
+	// DPoPSigningAlgValuesSupported lists the algorithms the server
+	// accepts DPoP proofs in (RFC 9449 §5.1); absent when it does not
+	// bind tokens with DPoP.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
+}
+
+// errNoAuthServerMetadata is returned by discoverIssuer when every
+// metadata location answered 404.
+var errNoAuthServerMetadata = errors.New("no authorization server metadata")
+
+// legacyIssuer is the authorization server of a server without protected
+// resource metadata (MCP 2025-03-26): its URL with the path discarded.
+func legacyIssuer(serverURL string) string {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+}
+
+// legacyEndpoints is the metadata MCP 2025-03-26 prescribes for an
+// authorization server at issuer that publishes none: the default
+// endpoints at its root. PKCE with S256 is mandatory in that revision, so
+// it is taken as supported.
+func legacyEndpoints(issuer string) *authServer {
+	return &authServer{AuthServerMeta: oauthex.AuthServerMeta{
+		Issuer:                        issuer,
+		AuthorizationEndpoint:         issuer + "/authorize",
+		TokenEndpoint:                 issuer + "/token",
+		RegistrationEndpoint:          issuer + "/register",
+		CodeChallengeMethodsSupported: []string{"S256"},
+		ResponseTypesSupported:        []string{"code"},
+	}}
+}
+
 // discoverIssuer fetches and checks an authorization server's metadata
 // (RFC 8414): exact issuer, S256 PKCE, every endpoint https (or loopback
-// http) with a safe scheme.
-func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
+// http) with a safe scheme. When every location answers 404 it returns
+// an error wrapping errNoAuthServerMetadata.
+func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*authServer, error) {
 	iu, err := checkEndpoint("issuer", issuer)
 	if err != nil {
 		return nil, err
 	}
 	var lastErr error
+	absent := true
 	for _, cand := range authServerMetadataURLs(iu) {
-		var asm oauthex.AuthServerMeta
+		var asm authServer
 		if err := c.getJSON(ctx, cand, &asm); err != nil {
+			var hs *httpStatus
+			if !errors.As(err, &hs) || hs.code != http.StatusNotFound {
+				absent = false
+			}
 			lastErr = err
 			continue
 		}
@@ -184,7 +325,11 @@ func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*oauthex.Au
 		}
 		return &asm, nil
 	}
-	return nil, discoveryErrorf("no authorization server metadata found for %s (%s)", issuer, describe(lastErr))
+	derr := discoveryErrorf("no authorization server metadata found for %s (%s)", issuer, describe(lastErr))
+	if absent {
+		derr.Err = errNoAuthServerMetadata
+	}
+	return nil, derr
 }
 
 // chooseIssuer picks the authorization server: the one the person chose,

@@ -14,7 +14,6 @@ import (
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
 
@@ -22,16 +21,26 @@ import (
 // expire on the way to the server.
 const expirySkew = 30 * time.Second
 
-// maxStepUps bounds logins in a row for the same insufficient_scope
-// challenge: a server that keeps asking is broken, not under-authorized.
-const maxStepUps = 3
+// maxStepUps bounds the sign-ins made for one insufficient_scope
+// challenge: with the sign-in before it, at most three authorizations ask
+// for the same scopes (the MCP conformance suite's bound). A server that
+// keeps refusing after that is broken or the account lacks the permission;
+// asking again would loop.
+const maxStepUps = 2
+
+// stepUpWindow is how soon after a credential was obtained a repeated
+// challenge for the scopes it was obtained for counts as the same step-up.
+// One much later (a permission withdrawn since) starts afresh.
+const stepUpWindow = 10 * time.Minute
 
 // Handler returns the go-sdk OAuthHandler for sessions of cfg (auth oauth,
 // or bearer with a stored token). It reads the credential from the store
 // for every request, so a login done by another process is used at once;
 // refreshes under the credential's cross-process lock. It never starts an
 // interactive login: when a person is needed it returns an error of
-// category auth and the server moves to needs-auth.
+// category auth and the server moves to needs-auth. It also implements
+// manager.RequestPreparer, which adds the DPoP proof of each request sent
+// with a DPoP-bound token.
 func (c *Client) Handler(cfg mcpgate.ServerConfig) auth.OAuthHandler {
 	return &handler{c: c, cfg: cfg}
 }
@@ -41,12 +50,72 @@ type handler struct {
 	cfg mcpgate.ServerConfig
 }
 
+// maxBoundTokens bounds the tokens a client remembers keys for: the
+// current ones of its servers and those of requests still in flight when
+// they were renewed.
+const maxBoundTokens = 256
+
 func (h *handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
-	tok, err := h.c.accessToken(ctx, &h.cfg, "")
+	tok, key, err := h.c.accessToken(ctx, &h.cfg, "")
 	if err != nil || tok == "" {
 		return nil, err
 	}
+	if err := h.remember(tok, key); err != nil {
+		return nil, err
+	}
+	// The go-sdk sends every token as Bearer; PrepareRequest presents a
+	// DPoP-bound one with its scheme and proof.
 	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}), nil
+}
+
+// remember notes which key tok is bound to, for PrepareRequest. It is
+// kept by the client, not the handler, so any handler of the server (the
+// manager may ask for one per use) finds it.
+func (h *handler) remember(tok, key string) error {
+	if key == "" {
+		return nil
+	}
+	c := h.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.bound[tok]; ok {
+		return nil
+	}
+	k, err := decodeDPoPKey(key)
+	if err != nil {
+		return &mcpgate.Error{Category: mcpgate.CategoryInternal, Message: "reading the credential's DPoP key: " + err.Error()}
+	}
+	if len(c.bound) >= maxBoundTokens {
+		clear(c.bound) // the next TokenSource notes the current ones again
+	}
+	c.bound[tok] = k
+	return nil
+}
+
+// PrepareRequest implements manager.RequestPreparer: a request carrying a
+// DPoP-bound access token (as "Bearer", the way the go-sdk sets it) goes
+// with the DPoP scheme and a fresh proof for exactly this request (RFC
+// 9449 §7), carrying the server's nonce when it gave one (§9). Requests
+// with a bearer token or none are left as they are.
+func (h *handler) PrepareRequest(req *http.Request) error {
+	tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if !ok || tok == "" {
+		return nil
+	}
+	h.c.mu.Lock()
+	key := h.c.bound[tok]
+	h.c.mu.Unlock()
+	if key == nil {
+		return nil
+	}
+	target := req.URL.String()
+	proof, err := key.proof(req.Method, target, tok, h.c.nonce(target), h.c.now())
+	if err != nil {
+		return mcpgate.Errorf(mcpgate.CategoryInternal, "making a DPoP proof: %w", err)
+	}
+	req.Header.Set("Authorization", "DPoP "+tok)
+	req.Header.Set("DPoP", proof)
+	return nil
 }
 
 func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
@@ -54,7 +123,16 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	sent, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if sent == "" {
+		sent, _ = strings.CutPrefix(req.Header.Get("Authorization"), "DPoP ")
+	}
 	cfg := &h.cfg
+	if resp.StatusCode == http.StatusUnauthorized && ch.errorCode == "use_dpop_nonce" && sent != "" && resp.Header.Get("DPoP-Nonce") != "" {
+		// RFC 9449 §9: the server wants its nonce in the proof. The
+		// transport retries once, with a proof that carries it.
+		h.c.noteNonce(req.URL.String(), resp.Header)
+		return nil
+	}
 	if resp.StatusCode == http.StatusForbidden {
 		if ch.errorCode == "insufficient_scope" {
 			return h.c.stepUp(ctx, cfg, ch.scope)
@@ -63,19 +141,26 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 			Message: "the server refused this sign-in (HTTP 403)"}
 	}
 	if sent != "" {
+		if issuer, moved := h.c.issuerMoved(ctx, cfg, ch); moved {
+			// The credential came from an authorization server the
+			// server no longer names: refreshing there would only renew
+			// a token the server refuses.
+			return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: orCode(ch.errorCode, "invalid_token"),
+				Message: "the server " + cfg.ID + " no longer accepts sign-ins from " + issuer + "; sign in again with: mcpgate auth " + cfg.ID}
+		}
 		// The server rejected a token it should have accepted: refresh it
 		// (unless someone already did) and let the transport retry once.
-		tok, err := h.c.accessToken(ctx, cfg, sent)
+		tok, key, err := h.c.accessToken(ctx, cfg, sent)
 		if err != nil {
 			return err
 		}
 		if tok != "" && tok != sent {
-			return nil
+			return h.remember(tok, key)
 		}
 		return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: orCode(ch.errorCode, "invalid_token"),
 			Message: "the server rejected the sign-in for " + cfg.ID + "; sign in again with: mcpgate auth " + cfg.ID}
 	}
-	if cfg.Grant == mcpgate.GrantClientCredentials {
+	if cfg.Grant.Machine() {
 		if _, err := h.c.Login(ctx, *cfg, nil); err != nil {
 			return err
 		}
@@ -88,17 +173,41 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: orCode(ch.errorCode, "login_required"), Message: msg}
 }
 
+// issuerMoved reports whether the server's protected resource metadata
+// no longer lists the authorization server cfg's credential came from (it
+// moved to another: SEP-2352), and names that issuer. Any doubt (no
+// credential, metadata unreadable) is not a move.
+func (c *Client) issuerMoved(ctx context.Context, cfg *mcpgate.ServerConfig, ch challenge) (string, bool) {
+	cur, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID)
+	if err != nil || cur.Kind != store.KindOAuth || cur.Issuer == "" || !bound(cur, cfg) {
+		return "", false
+	}
+	md, err := c.discoverResource(ctx, cfg.URL, ch)
+	if err != nil || slices.Contains(md.issuers, cur.Issuer) {
+		return "", false
+	}
+	return cur.Issuer, true
+}
+
+// orCode is the challenge's error code (already checked by
+// providerCode), else def.
 func orCode(code, def string) string {
 	if code != "" {
-		return mcpgate.Sanitize(code, 40)
+		return code
 	}
 	return def
 }
 
-// bound reports whether cred may be sent to cfg's server: the same
-// resource. A credential bound elsewhere is never used.
+// bound reports whether cred may be sent to cfg's server: a stored bearer
+// token only to the URL it was stored for, an OAuth credential to a server
+// URL within the resource it was issued for (the server URL itself, or
+// the origin when the server's metadata names the origin). A credential
+// bound elsewhere is never used.
 func bound(cred *store.Credential, cfg *mcpgate.ServerConfig) bool {
-	return cred.Resource == canonicalResource(cfg.URL)
+	if cred.Kind == store.KindBearer {
+		return cred.Resource == canonicalResource(cfg.URL)
+	}
+	return within(cfg.URL, cred.Resource)
 }
 
 func (c *Client) fresh(cred *store.Credential) bool {
@@ -107,37 +216,47 @@ func (c *Client) fresh(cred *store.Credential) bool {
 
 // accessToken returns the token to send to cfg's server, refreshing it
 // under the credential's lock when it has expired or when rejected (the
-// token the server refused) is still the stored one. "" means there is no
+// token the server refused) is still the stored one, and the DPoP key the
+// token is bound to, if any (stored form). "" means there is no
 // credential: the request goes without one and the server decides.
-func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rejected string) (string, error) {
+func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rejected string) (tok, key string, err error) {
 	cred, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return "", nil
+		return "", "", nil
 	case err != nil:
-		return "", storeError("reading the credential", err)
+		return "", "", storeError("reading the credential", err)
 	case !bound(cred, cfg):
 		c.logf(cfg.ID, "ignoring a credential bound to another server URL")
-		return "", nil
+		return "", "", nil
 	case cred.Kind == store.KindBearer:
 		if rejected != "" && rejected == cred.AccessToken {
-			return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: "invalid_token",
+			return "", "", &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: "invalid_token",
 				Message: "the server rejected the stored bearer token for " + cfg.ID}
 		}
-		return cred.AccessToken, nil
+		return cred.AccessToken, "", nil
 	case rejected == "" && c.fresh(cred):
-		return cred.AccessToken, nil
+		return cred.AccessToken, dpopKeyOf(cred), nil
 	}
 	next, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(ctx context.Context, cur *store.Credential) (*store.Credential, error) {
 		return c.refresh(ctx, cfg, cur, rejected)
 	})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if next == nil {
-		return "", nil
+		return "", "", nil
 	}
-	return next.AccessToken, nil
+	return next.AccessToken, dpopKeyOf(next), nil
+}
+
+// dpopKeyOf is the key cred's access token is bound to, "" for a bearer
+// token.
+func dpopKeyOf(cred *store.Credential) string {
+	if strings.EqualFold(cred.TokenType, "DPoP") {
+		return cred.DPoPKey
+	}
+	return ""
 }
 
 // refresh decides, under the lock, the credential's next value. It re-reads
@@ -150,8 +269,12 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 	if cur.AccessToken != rejected && c.fresh(cur) {
 		return cur, nil // someone else refreshed meanwhile
 	}
-	if cfg.Grant == mcpgate.GrantClientCredentials {
-		next, err := c.clientCredentials(ctx, cfg, cur)
+	if cfg.Grant.Machine() {
+		asm, err := c.serverMetadata(ctx, cfg, cur.Issuer)
+		if err != nil {
+			return cur, err
+		}
+		next, err := c.machineToken(ctx, cfg, cur.Resource, asm, cur.Scopes, cur, challenge{})
 		if err != nil {
 			return cur, err
 		}
@@ -161,7 +284,7 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 		return cur, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
 			Message: "the sign-in for " + cfg.ID + " expired and cannot be refreshed; sign in again with: mcpgate auth " + cfg.ID}
 	}
-	asm, err := c.issuerMetadata(ctx, cur.Issuer)
+	asm, err := c.serverMetadata(ctx, cfg, cur.Issuer)
 	if err != nil {
 		return cur, err
 	}
@@ -169,12 +292,20 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 	if err != nil {
 		return cur, err
 	}
+	var key *dpopKey
+	if cur.DPoPKey != "" {
+		// RFC 9449 §5: the refresh proves possession of the key the
+		// credential is bound to.
+		if key, err = decodeDPoPKey(cur.DPoPKey); err != nil {
+			return cur, &mcpgate.Error{Category: mcpgate.CategoryInternal, Message: "reading the credential's DPoP key: " + err.Error()}
+		}
+	}
 	form := url.Values{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {cur.RefreshToken},
 		"resource":      {cur.Resource},
 	}
-	tr, err := c.requestToken(ctx, asm.TokenEndpoint, form, ca)
+	tr, err := c.requestToken(ctx, asm, form, ca, key)
 	if err != nil {
 		var me *mcpgate.Error
 		if errors.As(err, &me) && me.Code == "invalid_grant" {
@@ -186,11 +317,11 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 		return cur, err
 	}
 	c.logf(cfg.ID, "refreshed the access token")
-	return c.credentialFrom(cur.Binding, tr, cur.Scopes, cur), nil
+	return c.credentialFrom(cur.Binding, tr, cur.Scopes, cur, key), nil
 }
 
 // clientForRefresh finds the client that obtained cur.
-func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential, asm *oauthex.AuthServerMeta) (*clientAuth, error) {
+func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential, asm *authServer) (*clientAuth, error) {
 	if cfg.ClientID != "" && cfg.ClientID == cur.ClientID {
 		return c.configuredClient(cfg, asm)
 	}
@@ -205,55 +336,92 @@ func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig
 	return &clientAuth{id: reg.ClientID, secret: reg.ClientSecret, method: reg.TokenEndpointAuthMethod}, nil
 }
 
-// stepUp remembers the scopes a 403 insufficient_scope challenge asked for,
-// so the next login requests them, and moves the server to needs-auth;
-// after maxStepUps logins for the same challenge it stops asking.
-func (c *Client) stepUp(ctx context.Context, cfg *mcpgate.ServerConfig, scopes []string) error {
-	slices.Sort(scopes)
+// stepUp records a 403 insufficient_scope challenge: the next sign-in asks
+// for the union of the scopes already granted and those challenged (MCP
+// 2026-07-28, SEP-2350), and the server moves to needs-auth. When the
+// same scopes were already asked for maxStepUps times in a row and the
+// server still refuses, it stops asking: the error is then not one a
+// sign-in fixes.
+func (c *Client) stepUp(ctx context.Context, cfg *mcpgate.ServerConfig, challenged []string) error {
+	var want []string
 	exhausted := false
 	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(ctx context.Context, cur *store.Credential) (*store.Credential, error) {
 		if cur == nil || !bound(cur, cfg) {
+			want = union(nil, challenged)
 			return cur, nil
 		}
 		next := *cur
-		if !slices.Equal(cur.StepUpScopes, scopes) {
-			next.StepUpScopes = scopes
+		want = union(cur.Scopes, challenged)
+		// The same step-up again: still owed (the authorization server did
+		// not grant it), or granted and refused anyway, soon after.
+		again := slices.Equal(cur.StepUpScopes, want) || (len(cur.StepUpScopes) == 0 && grantsAll(cur.Scopes, want))
+		if !again || c.now().Sub(cur.UpdatedAt) > stepUpWindow {
 			next.StepUpCount = 0
 		}
+		next.StepUpScopes = want
 		exhausted = next.StepUpCount >= maxStepUps
 		return &next, nil
 	})
 	if err != nil {
 		return err
 	}
-	need := strings.Join(scopes, " ")
+	need := strings.Join(want, " ")
 	if exhausted {
 		return &mcpgate.Error{Category: mcpgate.CategoryHTTP, HTTPStatus: http.StatusForbidden, Code: "insufficient_scope",
-			Message: "the server still asks for scope " + need + " after " + strconv.Itoa(maxStepUps) + " sign-ins; not asking again (check the account's permissions)"}
+			Message: "the server still refuses (HTTP 403 insufficient_scope) after " + strconv.Itoa(maxStepUps) + " sign-ins asking for scope " + need +
+				"; mcpgate stops asking (check the account's permissions with the server's administrator)"}
 	}
 	return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusForbidden, Code: "insufficient_scope",
 		Message: "the server needs scope " + need + "; sign in again with: mcpgate auth " + cfg.ID}
 }
 
-// issuerMetadata caches discovered authorization server metadata.
-func (c *Client) issuerMetadata(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
+// union returns the scopes of a then those of b not in a, without repeats,
+// sorted so the same set always compares equal.
+func union(a, b []string) []string {
+	var out []string
+	for _, s := range slices.Concat(a, b) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// issuerMetadata caches discovered authorization server metadata. With
+// defaults set, an issuer that publishes no metadata anywhere gets the
+// default endpoints of MCP 2025-03-26 (see [legacyEndpoints]).
+func (c *Client) issuerMetadata(ctx context.Context, issuer string, defaults bool) (*authServer, error) {
 	c.mu.Lock()
 	e, ok := c.asCache[issuer]
 	c.mu.Unlock()
-	if ok && c.now().Before(e.until) {
+	if ok && c.now().Before(e.until) && (defaults || !e.defaults) {
 		return e.asm, nil
 	}
 	asm, err := c.discoverIssuer(ctx, issuer)
+	assumed := false
+	if defaults && errors.Is(err, errNoAuthServerMetadata) {
+		asm, err, assumed = legacyEndpoints(issuer), nil, true
+	}
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	c.asCache[issuer] = cachedASM{asm: asm, until: c.now().Add(time.Hour)}
+	c.asCache[issuer] = cachedASM{asm: asm, until: c.now().Add(time.Hour), defaults: assumed}
 	c.mu.Unlock()
 	return asm, nil
 }
 
+// serverMetadata is the metadata of the authorization server a
+// credential of cfg's server came from. Only a server's own origin may
+// stand in for an authorization server without metadata: that is what
+// MCP 2025-03-26 does for a server without protected resource metadata.
+func (c *Client) serverMetadata(ctx context.Context, cfg *mcpgate.ServerConfig, issuer string) (*authServer, error) {
+	return c.issuerMetadata(ctx, issuer, issuer == legacyIssuer(cfg.URL))
+}
+
 type cachedASM struct {
-	asm   *oauthex.AuthServerMeta
-	until time.Time
+	asm      *authServer
+	until    time.Time
+	defaults bool // legacyEndpoints, not published metadata
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -43,6 +44,7 @@ func TestHostileAuthorizationRefused(t *testing.T) {
 		{fake.HostileWrongIss, "iss mismatch", true},
 		{fake.HostileMissingIss, "iss mismatch", true},
 		{fake.HostileTokenHuge, "size bound", true},
+		{fake.HostileTokenErrorText, "HTTP 400", true},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.mode), func(t *testing.T) {
@@ -72,6 +74,12 @@ func TestHostileAuthorizationRefused(t *testing.T) {
 				t.Errorf("fetched metadata from the other origin %d times", h.OtherOriginRequests())
 			}
 			noSecrets(t, h.Auth.Secrets(), err.Error())
+			if tc.mode == fake.HostileTokenErrorText {
+				// Remote text of any shape but a code's is no error code.
+				if code(err) != "" || strings.Contains(err.Error(), "IGNORE") || strings.ContainsAny(err.Error(), "\x1b\r\n\x00") {
+					t.Errorf("remote error text passed through: code %q, message %q", code(err), err.Error())
+				}
+			}
 		})
 	}
 }
@@ -124,13 +132,16 @@ func TestClientCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	keyFile := filepath.Join(t.TempDir(), "client.pem")
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	keyFile := writeKey(t, key)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaFile := writeKey(t, rsaKey)
 
 	as := fake.StartAuth(t, &fake.AuthOptions{
 		ClientCredentials: map[string]string{"machine": "s3cret-machine"},
-		JWTClients:        map[string]crypto.PublicKey{"jwt-machine": &key.PublicKey},
+		JWTClients:        map[string]crypto.PublicKey{"jwt-machine": &key.PublicKey, "rsa-machine": &rsaKey.PublicKey},
 	})
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	t.Setenv("MACHINE_SECRET", "s3cret-machine")
@@ -138,6 +149,8 @@ func TestClientCredentials(t *testing.T) {
 	for name, cfg := range map[string]mcpgate.ServerConfig{
 		"secret": {ID: "s", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials, ClientID: "machine", ClientSecretEnv: "MACHINE_SECRET"},
 		"jwt":    {ID: "s", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials, ClientID: "jwt-machine", PrivateKeyFile: keyFile},
+		"jwt PS256": {ID: "s", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials, ClientID: "rsa-machine",
+			PrivateKeyFile: rsaFile, PrivateKeyAlg: "PS256"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
@@ -160,6 +173,41 @@ func TestClientCredentials(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientAssertionRefusals: a key that cannot sign with the configured
+// algorithm, or an algorithm the authorization server does not list, is
+// refused before anything is sent, with an error naming it.
+func TestClientAssertionRefusals(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	as := fake.StartAuth(t, &fake.AuthOptions{JWTClients: map[string]crypto.PublicKey{"jwt-machine": &key.PublicKey}})
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	for alg, want := range map[string]string{"RS256": "cannot sign with RS256", "ES384": "cannot sign with ES384"} {
+		cfg := mcpgate.ServerConfig{ID: "s", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials,
+			ClientID: "jwt-machine", PrivateKeyFile: writeKey(t, key), PrivateKeyAlg: alg}
+		_, c := newEnv(t).open()
+		_, _, err := login(t, c, cfg, nil)
+		if !errors.Is(err, mcpgate.ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s with a P-256 key: %v, want %q", alg, err, want)
+		}
+	}
+	if n := as.TokenRequests(fake.GrantClientCredentials); n != 0 {
+		t.Errorf("%d token requests with an unusable key", n)
+	}
+}
+
+// writeKey writes key as a PKCS #8 PEM file and returns its path.
+func writeKey(t *testing.T, key crypto.Signer) string {
+	t.Helper()
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "client.pem")
+	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestCredentialBoundToItsServer(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -144,11 +145,21 @@ func readBounded(r io.Reader, max int64) ([]byte, error) {
 // postForm sends a form to an endpoint and decodes the JSON answer into v.
 // RFC 6749 errors come back as *ProtocolError.
 func (c *Client) postForm(ctx context.Context, endpoint string, form url.Values, basicUser, basicPass string, v any) error {
+	_, err := c.postFormHeader(ctx, endpoint, form, basicUser, basicPass, nil, v)
+	return err
+}
+
+// postFormHeader is postForm with extra request headers, returning the
+// response's headers (nil when no response arrived).
+func (c *Client) postFormHeader(ctx context.Context, endpoint string, form url.Values, basicUser, basicPass string, header http.Header, v any) (http.Header, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return err
+		return nil, err
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -156,7 +167,7 @@ func (c *Client) postForm(ctx context.Context, endpoint string, form url.Values,
 		// RFC 6749 §2.3.1: form-encode before Basic.
 		req.SetBasicAuth(url.QueryEscape(basicUser), url.QueryEscape(basicPass))
 	}
-	return c.do(req, v)
+	return c.doHeader(req, v)
 }
 
 // postJSON sends a JSON body (dynamic client registration).
@@ -177,32 +188,51 @@ func (c *Client) postJSON(ctx context.Context, endpoint string, body any, v any)
 }
 
 func (c *Client) do(req *http.Request, v any) error {
+	_, err := c.doHeader(req, v)
+	return err
+}
+
+func (c *Client) doHeader(req *http.Request, v any) (http.Header, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := readBounded(resp.Body, maxTokenBytes)
 	if err != nil {
-		return err
+		return resp.Header, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		pe := &ProtocolError{HTTPStatus: resp.StatusCode}
 		_ = json.Unmarshal(body, pe)
-		return pe
+		pe.ErrorCode = providerCode(pe.ErrorCode)
+		return resp.Header, pe
 	}
 	if v == nil {
-		return nil
+		return resp.Header, nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("decoding the answer: %w", err)
+		return resp.Header, fmt.Errorf("decoding the answer: %w", err)
 	}
-	return nil
+	return resp.Header, nil
+}
+
+var codePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
+
+// providerCode is an error code a remote server sent, when it looks like
+// one (RFC 6749 codes are short ASCII words), else "": it reaches error
+// categories and models, so remote text of any other shape is dropped.
+func providerCode(code string) string {
+	if codePattern.MatchString(code) {
+		return code
+	}
+	return ""
 }
 
 // ProtocolError is an OAuth error answer (RFC 6749 §5.2, RFC 7591 §3.2.2).
-// ErrorDescription is remote text: show it to people only after
-// sanitizing, never to a model.
+// ErrorCode is kept only when it has the shape of a code (see
+// providerCode). ErrorDescription is remote text: show it to people only
+// after sanitizing, never to a model.
 type ProtocolError struct {
 	HTTPStatus       int    `json:"-"`
 	ErrorCode        string `json:"error"`

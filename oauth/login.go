@@ -1,8 +1,10 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -48,6 +50,9 @@ type LoginResult struct {
 	Scopes  []string
 	Expiry  time.Time
 	Refresh bool // a refresh token was issued
+	// DPoP is set when the tokens are bound to a key of mcpgate's (RFC
+	// 9449), so they are useless to anyone who copies them.
+	DPoP bool
 	// Concurrent is set when another sign-in finished while this one
 	// waited for it, and its credential is used.
 	Concurrent bool
@@ -84,7 +89,7 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	defer unlock()
 	if cur, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID); err == nil && bound(cur, &cfg) &&
 		cur.UpdatedAt.After(started) && c.fresh(cur) && len(cur.StepUpScopes) == 0 {
-		return &LoginResult{Issuer: cur.Issuer, Scopes: cur.Scopes, Expiry: cur.Expiry, Refresh: cur.RefreshToken != "", Concurrent: true}, nil
+		return &LoginResult{Issuer: cur.Issuer, Scopes: cur.Scopes, Expiry: cur.Expiry, Refresh: cur.RefreshToken != "", DPoP: dpopKeyOf(cur) != "", Concurrent: true}, nil
 	}
 
 	ch, err := c.probe(ctx, &cfg)
@@ -92,6 +97,12 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 		return nil, err
 	}
 	md, err := c.discoverResource(ctx, cfg.URL, ch)
+	if errors.Is(err, errNoResourceMetadata) {
+		// A server of the 2025-03-26 generation: its origin is its
+		// authorization server, and the resource is its URL.
+		md, err = &metadata{resource: canonicalResource(cfg.URL), prm: &oauthex.ProtectedResourceMetadata{},
+			issuers: []string{legacyIssuer(cfg.URL)}, legacy: true}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -110,31 +121,32 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	if err != nil {
 		return nil, err
 	}
-	asm, err := c.issuerMetadata(ctx, issuer)
+	asm, err := c.issuerMetadata(ctx, issuer, md.legacy)
 	if err != nil {
 		return nil, err
 	}
 	scopes := c.scopesFor(&cfg, ch, md, asm, prev)
 
-	if cfg.Grant == mcpgate.GrantClientCredentials {
-		cred, err := c.clientCredentialsWith(ctx, &cfg, md.resource, issuer, asm, scopes, prev)
+	if cfg.Grant.Machine() {
+		cred, err := c.machineToken(ctx, &cfg, md.resource, asm, scopes, prev, ch)
 		if err != nil {
 			return nil, err
 		}
+		countStepUp(cred, scopes, prev)
 		return c.storeLogin(ctx, &cfg, cred)
 	}
 	if o.Open == nil {
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
 			Message: "signing in to " + cfg.ID + " needs a person; run: mcpgate auth " + cfg.ID}
 	}
-	return c.authorizationCode(ctx, &cfg, &o, md.resource, issuer, asm, scopes, prev)
+	return c.authorizationCode(ctx, &cfg, &o, ch, md.resource, issuer, asm, scopes, prev)
 }
 
 // scopesFor decides what to ask for: the scopes a step-up challenge asked
 // for, else the person's configured scopes, else the challenge's scope,
 // else what the resource says it supports, else none; plus offline_access
 // when the authorization server lists it, so the login can be refreshed.
-func (c *Client) scopesFor(cfg *mcpgate.ServerConfig, ch challenge, md *metadata, asm *oauthex.AuthServerMeta, prev *store.Credential) []string {
+func (c *Client) scopesFor(cfg *mcpgate.ServerConfig, ch challenge, md *metadata, asm *authServer, prev *store.Credential) []string {
 	var s []string
 	switch {
 	case prev != nil && len(prev.StepUpScopes) > 0:
@@ -146,41 +158,88 @@ func (c *Client) scopesFor(cfg *mcpgate.ServerConfig, ch challenge, md *metadata
 	default:
 		s = append(s, md.prm.ScopesSupported...)
 	}
-	if cfg.Grant != mcpgate.GrantClientCredentials && slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(s, "offline_access") {
+	if !cfg.Grant.Machine() && slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(s, "offline_access") {
 		s = append(s, "offline_access")
 	}
 	return s
 }
 
-// probe asks the server, without credentials, for its challenge. A server
-// that answers without asking still gets discovery through the well-known
-// locations.
+// Protocol versions of the probe: it speaks the current generation first,
+// as the client does (server/discover, no session), and the session era
+// only to a server that did not take that.
+const (
+	probeVersion       = "2026-07-28"
+	probeLegacyVersion = "2025-11-25"
+)
+
+// probe asks the server, without credentials, for its challenge: a
+// server/discover request (MCP 2026-07-28), which a protected server of
+// either generation answers 401 before reading it, and, when the server
+// neither challenges nor accepts it, an initialize. A server that answers
+// without asking still gets discovery through the well-known locations.
 func (c *Client) probe(ctx context.Context, cfg *mcpgate.ServerConfig) (challenge, error) {
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` + c.opts.ClientName + `","version":"login"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, strings.NewReader(body))
+	discover, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+		"params": map[string]any{"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    probeVersion,
+			"io.modelcontextprotocol/clientInfo":         map[string]string{"name": c.opts.ClientName, "version": "login"},
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		}},
+	})
 	if err != nil {
-		return challenge{}, mcpgate.Errorf(mcpgate.CategoryInvalid, "server URL: %v", err)
+		return challenge{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	status, ch, err := c.probeOnce(ctx, cfg, "server/discover", probeVersion, discover)
+	if err != nil || status == http.StatusUnauthorized || status == http.StatusForbidden || status < 400 {
+		return ch, err
+	}
+	// A session-era server that does not know server/discover (400, 404,
+	// 405...): ask with the request it does know.
+	initialize, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 1, "method": "initialize",
+		"params": map[string]any{
+			"protocolVersion": probeLegacyVersion,
+			"capabilities":    map[string]any{},
+			"clientInfo":      map[string]string{"name": c.opts.ClientName, "version": "login"},
+		},
+	})
+	if err != nil {
+		return challenge{}, err
+	}
+	_, ch, err = c.probeOnce(ctx, cfg, "initialize", probeLegacyVersion, initialize)
+	return ch, err
+}
+
+// probeOnce sends one unauthenticated request and returns its status and
+// challenge.
+func (c *Client) probeOnce(ctx context.Context, cfg *mcpgate.ServerConfig, method, version string, body []byte) (int, challenge, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, challenge{}, mcpgate.Errorf(mcpgate.CategoryInvalid, "server URL: %v", err)
+	}
 	for k, v := range cfg.Headers {
 		ev, err := mcpgate.ExpandRefs(v, c.opts.Getenv)
 		if err != nil {
-			return challenge{}, err
+			return 0, challenge{}, err
 		}
 		req.Header.Set(k, ev)
 	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", version)
+	if version >= probeVersion {
+		req.Header.Set("Mcp-Method", method)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return challenge{}, tokenError(ctx, "asking "+cfg.ID+" how to sign in", err)
+		return 0, challenge{}, tokenError(ctx, "asking "+cfg.ID+" how to sign in", err)
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		c.endProbeSession(cfg, sid)
 	}
-	return parseChallenge(resp.Header.Values("WWW-Authenticate")), nil
+	return resp.StatusCode, parseChallenge(resp.Header.Values("WWW-Authenticate")), nil
 }
 
 // endProbeSession closes a session a server opened for the probe.
@@ -202,7 +261,12 @@ type callback struct {
 	query url.Values
 }
 
-func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfig, o *LoginOptions, resource, issuer string, asm *oauthex.AuthServerMeta, scopes []string, prev *store.Credential) (*LoginResult, error) {
+func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfig, o *LoginOptions, ch challenge, resource, issuer string, asm *authServer, scopes []string, prev *store.Credential) (*LoginResult, error) {
+	// A sign-in is a new credential, with a key of its own.
+	key, err := c.credentialKey(cfg, ch, asm, nil)
+	if err != nil {
+		return nil, err
+	}
 	results := make(chan callback, 1)
 	var redirectURI string
 	if o.RedirectURI != "" {
@@ -273,16 +337,24 @@ func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfi
 		"code_verifier": {taken.Verifier},
 		"resource":      {taken.Resource},
 	}
-	tr, err := c.requestToken(ctx, asm.TokenEndpoint, form, ca)
+	tr, err := c.requestToken(ctx, asm, form, ca, key)
 	if err != nil {
 		return nil, err
 	}
 	b := store.Binding{Tenant: c.opts.Tenant, Server: cfg.ID, Resource: resource, Issuer: issuer, ClientID: ca.id, RedirectURI: redirectURI}
-	cred := c.credentialFrom(b, tr, scopes, prev)
-	if len(cred.StepUpScopes) > 0 {
-		cred.StepUpCount++ // a sign-in for this challenge that did not get it
-	}
+	cred := c.credentialFrom(b, tr, scopes, prev, key)
+	countStepUp(cred, scopes, prev)
 	return c.storeLogin(ctx, cfg, cred)
+}
+
+// countStepUp counts a sign-in made for a pending step-up towards
+// maxStepUps; any other sign-in starts the count afresh.
+func countStepUp(cred *store.Credential, requested []string, prev *store.Credential) {
+	if prev != nil && len(prev.StepUpScopes) > 0 && grantsAll(requested, prev.StepUpScopes) {
+		cred.StepUpCount = prev.StepUpCount + 1
+	} else {
+		cred.StepUpCount = 0
+	}
 }
 
 // listenCallback listens for the redirect on the configured port, else on
@@ -331,7 +403,7 @@ func awaitRedirect(ctx context.Context, server string, results <-chan callback, 
 
 // checkCallback validates the redirect: the state we sent (compared in
 // constant time), the issuer (RFC 9207), and no error.
-func (c *Client) checkCallback(ctx context.Context, q url.Values, flow *store.Flow, asm *oauthex.AuthServerMeta) (string, error) {
+func (c *Client) checkCallback(ctx context.Context, q url.Values, flow *store.Flow, asm *authServer) (string, error) {
 	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(flow.State)) != 1 {
 		// Forget the flow: whoever sent this may be replaying an attack.
 		c.opts.Store.TakeFlow(ctx, flow.State)
@@ -348,11 +420,15 @@ func (c *Client) checkCallback(ctx context.Context, q url.Values, flow *store.Fl
 	}
 	if e := q.Get("error"); e != "" {
 		c.opts.Store.TakeFlow(ctx, flow.State)
-		msg := "the authorization server refused the sign-in: " + mcpgate.Sanitize(e, 60)
+		code := providerCode(e)
+		msg := "the authorization server refused the sign-in"
+		if code != "" {
+			msg += ": " + code
+		}
 		if d := mcpgate.Sanitize(q.Get("error_description"), 200); d != "" {
 			msg += ": " + d
 		}
-		return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: mcpgate.Sanitize(e, 60), Message: msg}
+		return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: code, Message: msg}
 	}
 	code := q.Get("code")
 	if code == "" {
@@ -423,32 +499,6 @@ func callbackHandler(server string, results chan<- callback) http.Handler {
 	return mux
 }
 
-// clientCredentials obtains a token for a machine client (no person).
-func (c *Client) clientCredentials(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential) (*store.Credential, error) {
-	asm, err := c.issuerMetadata(ctx, cur.Issuer)
-	if err != nil {
-		return nil, err
-	}
-	return c.clientCredentialsWith(ctx, cfg, cur.Resource, cur.Issuer, asm, cur.Scopes, cur)
-}
-
-func (c *Client) clientCredentialsWith(ctx context.Context, cfg *mcpgate.ServerConfig, resource, issuer string, asm *oauthex.AuthServerMeta, scopes []string, prev *store.Credential) (*store.Credential, error) {
-	ca, err := c.configuredClient(cfg, asm)
-	if err != nil {
-		return nil, err
-	}
-	form := url.Values{"grant_type": {"client_credentials"}, "resource": {resource}}
-	if len(scopes) > 0 {
-		form.Set("scope", strings.Join(scopes, " "))
-	}
-	tr, err := c.requestToken(ctx, asm.TokenEndpoint, form, ca)
-	if err != nil {
-		return nil, err
-	}
-	b := store.Binding{Tenant: c.opts.Tenant, Server: cfg.ID, Resource: resource, Issuer: issuer, ClientID: ca.id}
-	return c.credentialFrom(b, tr, scopes, prev), nil
-}
-
 func (c *Client) storeLogin(ctx context.Context, cfg *mcpgate.ServerConfig, cred *store.Credential) (*LoginResult, error) {
 	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(context.Context, *store.Credential) (*store.Credential, error) {
 		return cred, nil
@@ -456,7 +506,7 @@ func (c *Client) storeLogin(ctx context.Context, cfg *mcpgate.ServerConfig, cred
 	if err != nil {
 		return nil, storeError("storing the credential", err)
 	}
-	return &LoginResult{Issuer: cred.Issuer, Scopes: cred.Scopes, Expiry: cred.Expiry, Refresh: cred.RefreshToken != ""}, nil
+	return &LoginResult{Issuer: cred.Issuer, Scopes: cred.Scopes, Expiry: cred.Expiry, Refresh: cred.RefreshToken != "", DPoP: dpopKeyOf(cred) != ""}, nil
 }
 
 // LogoutResult says what logout did. It holds no secret.
@@ -481,7 +531,7 @@ func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutR
 	if old == nil || old.Kind != store.KindOAuth || old.Issuer == "" {
 		return res, nil
 	}
-	asm, err := c.issuerMetadata(ctx, old.Issuer)
+	asm, err := c.serverMetadata(ctx, &cfg, old.Issuer)
 	if err != nil || asm.RevocationEndpoint == "" {
 		return res, nil
 	}
@@ -495,7 +545,7 @@ func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutR
 			continue
 		}
 		form := url.Values{"token": {t.tok}, "token_type_hint": {t.hint}}
-		user, pass, err := ca.apply(form, asm.RevocationEndpoint, c.now())
+		user, pass, err := ca.apply(form, asm.Issuer, c.now())
 		if err == nil {
 			err = c.postForm(ctx, asm.RevocationEndpoint, form, user, pass, nil)
 		}
@@ -535,6 +585,7 @@ type CredentialInfo struct {
 	Scopes       []string
 	Expiry       time.Time
 	Refreshable  bool
+	DPoP         bool // the tokens are bound to a key of mcpgate's
 	StepUpScopes []string
 	// Bound is false when the credential was made for another URL and will
 	// not be sent.
@@ -552,5 +603,5 @@ func (c *Client) Credential(ctx context.Context, cfg mcpgate.ServerConfig) (*Cre
 		return nil, storeError("reading the credential", err)
 	}
 	return &CredentialInfo{Kind: cred.Kind, Issuer: cred.Issuer, Scopes: cred.Scopes, Expiry: cred.Expiry,
-		Refreshable: cred.RefreshToken != "", StepUpScopes: cred.StepUpScopes, Bound: bound(cred, &cfg)}, nil
+		Refreshable: cred.RefreshToken != "", DPoP: dpopKeyOf(cred) != "", StepUpScopes: cred.StepUpScopes, Bound: bound(cred, &cfg)}, nil
 }

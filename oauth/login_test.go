@@ -180,27 +180,86 @@ func TestStepUp(t *testing.T) {
 	}
 }
 
+// TestStepUpIsBounded: an authorization server that never grants the
+// scope a tool needs. mcpgate asks for it at most twice after the first
+// sign-in, then stops with an error a sign-in does not fix.
 func TestStepUpIsBounded(t *testing.T) {
 	as := fake.StartAuth(t, &fake.AuthOptions{Scopes: []string{"read", "offline_access"}}) // never grants admin
 	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
+	stepUpStops(t, as, srv)
+}
+
+// TestStepUpRetryLimit: a server that refuses a tool with 403
+// insufficient_scope however many scopes the token holds. mcpgate signs in
+// at most three times in all for it (the first sign-in and two step-ups),
+// then stops.
+func TestStepUpRetryLimit(t *testing.T) {
+	as := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
+	srv.Protect(fake.Protection{NeverEnoughScope: true})
+	stepUpStops(t, as, srv)
+}
+
+// stepUpStops signs in, then signs in again whenever the call needs it, as
+// the person (or the conformance driver) would, and checks mcpgate stops.
+func stepUpStops(t *testing.T, as *fake.AuthServer, srv *fake.Server) {
+	t.Helper()
 	e := newEnv(t)
 	_, c := e.open()
 	cfg := oauthCfg("s", srv.URL)
 	mustLogin(t, c, cfg)
 	m := newManager(t, c, cfg)
 	var err error
-	for range 4 {
+	for range 6 {
 		_, err = call(t, m, "s", "admin_reset", `{}`)
 		if category(err) != mcpgate.CategoryAuth {
 			break
 		}
 		mustLogin(t, c, cfg)
 	}
-	if category(err) == mcpgate.CategoryAuth || !strings.Contains(err.Error(), "after 3 sign-ins") {
+	if category(err) == mcpgate.CategoryAuth || code(err) != "insufficient_scope" || !strings.Contains(err.Error(), "stops asking") {
 		t.Fatalf("after repeated step-ups: %v, want a non-auth error saying it stopped", err)
 	}
-	if n := as.Authorizations(); n > 4 {
-		t.Errorf("%d logins for one challenge", n)
+	if n := as.Authorizations(); n != 3 {
+		t.Errorf("%d authorizations for one challenge, want 3 (the sign-in and two step-ups)", n)
+	}
+	// The person may still sign in by hand; the next refusal stops at once.
+	mustLogin(t, c, cfg)
+	if _, err := call(t, m, "s", "admin_reset", `{}`); category(err) == mcpgate.CategoryAuth {
+		t.Errorf("after a fourth sign-in: %v, want it to stop again", err)
+	}
+}
+
+// TestStepUpAsksForTheUnion: a server whose 403 names only the missing
+// scope. The step-up asks for it together with the scopes already
+// granted, so the tools that worked keep working.
+func TestStepUpAsksForTheUnion(t *testing.T) {
+	as := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
+	srv.Protect(fake.Protection{ChallengeMissingOnly: true})
+	e := newEnv(t)
+	_, c := e.open()
+	cfg := oauthCfg("s", srv.URL)
+	mustLogin(t, c, cfg)
+	m := newManager(t, c, cfg)
+	if _, err := call(t, m, "s", "admin_reset", `{}`); code(err) != "insufficient_scope" {
+		t.Fatalf("call needing admin: %v", err)
+	}
+	_, b, err := login(t, c, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := strings.Fields(query(b.opened[0]).Get("scope"))
+	for _, want := range []string{"read", "admin", "offline_access"} {
+		if !slices.Contains(scope, want) {
+			t.Errorf("step-up asked for %q, want %s among them (granted and challenged)", scope, want)
+		}
+	}
+	if _, err := call(t, m, "s", "admin_reset", `{}`); err != nil {
+		t.Errorf("admin_reset after the step-up: %v", err)
+	}
+	if _, err := call(t, m, "s", "echo", `{"text":"x"}`); err != nil {
+		t.Errorf("echo after the step-up: %v", err)
 	}
 }
 

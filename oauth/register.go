@@ -20,7 +20,7 @@ const maxClientIDBytes = 255
 // the configured client ID (and secret), else the Client ID Metadata
 // Document URL when configured and supported, else a dynamic registration
 // (RFC 7591), stored and reused.
-func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issuer string, asm *oauthex.AuthServerMeta, redirectURI string) (*clientAuth, error) {
+func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issuer string, asm *authServer, redirectURI string) (*clientAuth, error) {
 	if cfg.ClientID != "" {
 		return c.configuredClient(cfg, asm)
 	}
@@ -45,10 +45,14 @@ func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issue
 	return &clientAuth{id: reg.ClientID, secret: reg.ClientSecret, method: reg.TokenEndpointAuthMethod}, nil
 }
 
-func (c *Client) configuredClient(cfg *mcpgate.ServerConfig, asm *oauthex.AuthServerMeta) (*clientAuth, error) {
+func (c *Client) configuredClient(cfg *mcpgate.ServerConfig, asm *authServer) (*clientAuth, error) {
 	a := &clientAuth{id: cfg.ClientID, method: "none"}
 	if cfg.PrivateKeyFile != "" {
-		key, alg, err := loadKey(cfg.PrivateKeyFile)
+		key, err := loadKey(cfg.PrivateKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		alg, err := chooseAlg(key, cfg.PrivateKeyAlg, asm.TokenEndpointAuthSigningAlgValuesSupported)
 		if err != nil {
 			return nil, err
 		}
@@ -69,14 +73,14 @@ func (c *Client) configuredClient(cfg *mcpgate.ServerConfig, asm *oauthex.AuthSe
 }
 
 // register performs dynamic client registration and stores the result.
-func (c *Client) register(ctx context.Context, issuer string, asm *oauthex.AuthServerMeta, redirectURI string) (*store.Registration, error) {
+func (c *Client) register(ctx context.Context, issuer string, asm *authServer, redirectURI string) (*store.Registration, error) {
 	req := &oauthex.ClientRegistrationMetadata{
 		ClientName:              c.opts.ClientName,
 		RedirectURIs:            []string{redirectURI},
 		GrantTypes:              []string{"authorization_code", "refresh_token"},
 		ResponseTypes:           []string{"code"},
 		TokenEndpointAuthMethod: "none",
-		ApplicationType:         "native",
+		ApplicationType:         applicationType(redirectURI),
 	}
 	var resp oauthex.ClientRegistrationResponse
 	if err := c.postJSON(ctx, asm.RegistrationEndpoint, req, &resp); err != nil {
@@ -113,6 +117,20 @@ func (c *Client) register(ctx context.Context, issuer string, asm *oauthex.AuthS
 		return nil, storeError("storing the client registration", err)
 	}
 	return reg, nil
+}
+
+// applicationType is the application_type to register (SEP-837, OpenID
+// Connect Dynamic Client Registration §2): "web" when the browser comes
+// back to an https page on a host (a gateway's own callback), "native"
+// for mcpgate on a person's machine, whose redirect is a loopback address.
+// Authorization servers hold a client to it, e.g. refusing a loopback
+// redirect for a web client.
+func applicationType(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err == nil && u.Scheme == "https" && !mcpgate.IsLoopbackHost(u.Hostname()) {
+		return "web"
+	}
+	return "native"
 }
 
 // registrationKey is the redirect URI a registration is stored under: for

@@ -1,6 +1,12 @@
 package oauth
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -106,14 +112,14 @@ func TestChooseIssuerNeverGuesses(t *testing.T) {
 func TestScopesFor(t *testing.T) {
 	c := New(&Options{})
 	md := &metadata{prm: &oauthex.ProtectedResourceMetadata{ScopesSupported: []string{"read", "write"}}}
-	asm := &oauthex.AuthServerMeta{ScopesSupported: []string{"read", "offline_access"}}
-	plainAS := &oauthex.AuthServerMeta{}
+	asm := &authServer{AuthServerMeta: oauthex.AuthServerMeta{ScopesSupported: []string{"read", "offline_access"}}}
+	plainAS := &authServer{}
 	cfg := &mcpgate.ServerConfig{}
 	cases := []struct {
 		name string
 		cfg  *mcpgate.ServerConfig
 		ch   challenge
-		asm  *oauthex.AuthServerMeta
+		asm  *authServer
 		prev *store.Credential
 		want []string
 	}{
@@ -193,5 +199,112 @@ func TestAuthorizeURLKeepsEndpointQuery(t *testing.T) {
 		if q.Get(k) != v {
 			t.Errorf("%s = %q, want %q", k, q.Get(k), v)
 		}
+	}
+}
+
+func TestWithin(t *testing.T) {
+	cases := []struct {
+		server, resource string
+		want             bool
+	}{
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/mcp", true},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com", true},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/", true},
+		{"https://mcp.example.com/a/mcp", "https://mcp.example.com/a", true},
+		{"https://mcp.example.com/mcp/", "https://mcp.example.com/mcp", true},
+		{"https://MCP.example.com:443/mcp", "https://mcp.example.com", true},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/mc", false},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/mcp/sub", false},
+		{"https://mcp.example.com/mcp", "https://evil.example.com/mcp", false},
+		{"https://mcp.example.com/mcp", "http://mcp.example.com/mcp", false},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com:8443/mcp", false},
+		{"https://mcp.example.com/mcp?t=1", "https://mcp.example.com", false},
+		{"https://mcp.example.com/mcp?t=1", "https://mcp.example.com/mcp?t=1", true},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/#x", false},
+		{"https://mcp.example.com/mcp", "not a url", false},
+	}
+	for _, c := range cases {
+		if got := within(c.server, c.resource); got != c.want {
+			t.Errorf("within(%q, %q) = %v, want %v", c.server, c.resource, got, c.want)
+		}
+	}
+}
+
+// TestCheckResource: which resource each location's document may name.
+func TestCheckResource(t *testing.T) {
+	const srv = "https://mcp.example.com/mcp"
+	cases := []struct {
+		resource string
+		where    prmLocation
+		ok       bool
+	}{
+		{srv, prmPathAware, true},
+		{"https://MCP.example.com/mcp", prmPathAware, true},
+		{"https://mcp.example.com", prmPathAware, false}, // the path-aware document is the server URL's own
+		{"https://mcp.example.com", prmRoot, true},
+		{srv, prmRoot, true},
+		{"https://mcp.example.com/other", prmRoot, false},
+		{"https://mcp.example.com", prmAdvertised, true},
+		{"https://evil.example.com/mcp", prmAdvertised, false},
+		{"javascript:alert(1)", prmAdvertised, false},
+		{"", prmRoot, false},
+	}
+	for _, c := range cases {
+		if err := checkResource(srv, c.resource, c.where); (err == nil) != c.ok {
+			t.Errorf("checkResource(%q, %v) = %v, want ok %v", c.resource, c.where, err, c.ok)
+		}
+	}
+}
+
+func TestChooseAlg(t *testing.T) {
+	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
+	cases := []struct {
+		name       string
+		key        crypto.Signer
+		configured string
+		accepted   []string
+		want       string // "" for an error
+	}{
+		{"P-256 alone", p256, "", nil, "ES256"},
+		{"P-384 alone", p384, "", nil, "ES384"},
+		{"Ed25519", ed, "", nil, "EdDSA"},
+		{"RSA says nothing: RS256", rsaKey, "", nil, "RS256"},
+		{"RSA, server prefers PS256", rsaKey, "", []string{"PS256", "RS256"}, "PS256"},
+		{"RSA, server takes only RS512", rsaKey, "", []string{"RS512"}, "RS512"},
+		{"configured", rsaKey, "PS384", nil, "PS384"},
+		{"configured but not listed", rsaKey, "PS384", []string{"RS256"}, ""},
+		{"configured but not the key's", p256, "ES384", nil, ""},
+		{"nothing fits", p256, "", []string{"RS256"}, ""},
+	}
+	for _, c := range cases {
+		got, err := chooseAlg(c.key, c.configured, c.accepted)
+		if got != c.want || (err == nil) != (c.want != "") {
+			t.Errorf("%s: %q %v, want %q", c.name, got, err, c.want)
+		}
+	}
+}
+
+func TestProviderCode(t *testing.T) {
+	for code, want := range map[string]string{
+		"invalid_grant":          "invalid_grant",
+		"urn.example-x_1":        "urn.example-x_1",
+		"":                       "",
+		"two words":              "",
+		"ignore previous; do x":  "",
+		"\x1b[31mred":            "",
+		strings.Repeat("a", 40):  strings.Repeat("a", 40),
+		strings.Repeat("a", 41):  "",
+		"invalid_grant\nInject:": "",
+	} {
+		if got := providerCode(code); got != want {
+			t.Errorf("providerCode(%q) = %q, want %q", code, got, want)
+		}
+	}
+	ch := parseChallenge([]string{`Bearer error="evil text here", scope="read"`})
+	if ch.errorCode != "" {
+		t.Errorf("a challenge's malformed error code was kept: %q", ch.errorCode)
 	}
 }

@@ -5,7 +5,7 @@
 // behavioural suite every backend passes; store/seal encrypts the secret
 // fields.
 //
-// Every secret field (tokens, client secrets, PKCE verifiers) is sealed by
+// Every secret field (tokens, client secrets, PKCE verifiers, DPoP keys) is sealed by
 // the backend with AES-256-GCM before it is written, with the record's
 // binding as additional data, so a sealed value copied to another row does
 // not open.
@@ -68,6 +68,11 @@ type Credential struct {
 	StepUpScopes []string
 	StepUpCount  int
 	UpdatedAt    time.Time
+	// DPoPKey is the private key the tokens are bound to when TokenType is
+	// DPoP (RFC 9449), PKCS #8 DER in base64url; sealed at rest. It lives
+	// as long as the credential: refreshes prove possession of the same
+	// key.
+	DPoPKey string
 }
 
 // Registration is an OAuth client registered with (or configured for) an

@@ -27,6 +27,15 @@ type addOptions struct {
 	ClientMetadataURL string
 	Grant             string
 	PrivateKeyFile    string
+	PrivateKeyAlg     string
+	DPoP              bool
+	AssertionFile     string
+	AssertionEnv      string
+	IDTokenFile       string
+	IDTokenEnv        string
+	IDPTokenEndpoint  string
+	IDPClientID       string
+	IDPClientSecret   string
 	ConnectOnStartup  bool
 	Disabled          bool
 	Timeout           time.Duration
@@ -35,7 +44,8 @@ type addOptions struct {
 
 // oauthFlags are the flags that only make sense with --auth oauth, and so
 // imply it.
-var oauthFlags = []string{"client-id", "client-secret-env", "client-metadata-url", "grant", "private-key-file"}
+var oauthFlags = []string{"client-id", "client-secret-env", "client-metadata-url", "grant", "private-key-file", "private-key-alg", "dpop",
+	"assertion-file", "assertion-env", "id-token-file", "id-token-env", "idp-token-endpoint", "idp-client-id", "idp-client-secret-env"}
 
 func newAddCmd(app *App) *cobra.Command {
 	opts := &addOptions{Auth: newEnumFlag(string(mcpgate.AuthNone), "none", "bearer", "oauth")}
@@ -50,8 +60,30 @@ loopback address.
 --auth oauth: sign in afterwards with mcpgate auth NAME. mcpgate registers
 itself with the server's authorization server, unless you give a client
 (--client-id, with --client-secret-env for a confidential one) or a Client
-ID Metadata Document URL. With --grant client_credentials a machine signs in
-with its own credentials (a secret or --private-key-file), no browser.
+ID Metadata Document URL. --dpop binds the tokens to a key of mcpgate's
+(RFC 9449), so a copied token is useless; the authorization server must
+support it.
+
+Without a person (no browser; mcpgate gets a new token by itself whenever
+one expires), --grant says how:
+  client_credentials  the client's own credentials: --client-id with
+                      --client-secret-env, or --private-key-file (a PEM key
+                      for private_key_jwt; --private-key-alg to choose the
+                      JWS algorithm)
+  jwt_bearer          workload identity federation: a JWT the platform
+                      issues the workload (Kubernetes, a cloud, CI), read
+                      from --assertion-file each time (keep it rotated) or
+                      --assertion-env; --client-id if the server wants one
+  enterprise          enterprise-managed authorization: the person's ID
+                      token from the company's identity provider
+                      (--id-token-file or --id-token-env) is exchanged at
+                      --idp-token-endpoint (as --idp-client-id, with
+                      --idp-client-secret-env if confidential) for a grant
+                      that --client-id (with --client-secret-env or
+                      --private-key-file) presents to the server's
+                      authorization server
+Secrets and tokens are never written to the config: it names the
+environment variables and files that hold them.
 
 --auth bearer: the token is read from stdin (typed without echo on a
 terminal, else the first line of the pipe) and stored sealed in the data
@@ -65,7 +97,12 @@ verbatim in the config and expanded only when a request is made.`),
   mcpgate add github https://api.githubcopilot.com/mcp/ --auth oauth
   mcpgate add api https://api.example.com/mcp --auth bearer < token.txt
   mcpgate add api https://api.example.com/mcp --auth bearer --bearer-token-env API_TOKEN
+  mcpgate add secure https://mcp.example.com/mcp --auth oauth --dpop
   mcpgate add ci https://mcp.example.com/mcp --grant client_credentials --client-id ci --client-secret-env CI_SECRET
+  mcpgate add ci https://mcp.example.com/mcp --grant client_credentials --client-id ci --private-key-file ci-key.pem
+  mcpgate add build https://mcp.example.com/mcp --grant jwt_bearer --assertion-file /var/run/secrets/tokens/mcp
+  mcpgate add corp https://mcp.corp.example/mcp --grant enterprise --client-id mcp-app --client-secret-env MCP_APP_SECRET \
+      --id-token-file ~/.corp/id_token --idp-token-endpoint https://login.corp.example/oauth2/token --idp-client-id mcpgate
   mcpgate add team https://mcp.example.com/mcp --header 'X-Team: ${TEAM_ID}'`),
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,8 +128,17 @@ verbatim in the config and expanded only when a request is made.`),
 	f.StringVar(&opts.ClientID, "client-id", "", "OAuth client `ID` registered with the authorization server (default: register dynamically)")
 	f.StringVar(&opts.ClientSecretEnv, "client-secret-env", "", "environment `variable` holding the OAuth client's secret")
 	f.StringVar(&opts.ClientMetadataURL, "client-metadata-url", "", "https `URL` of mcpgate's Client ID Metadata Document, used when the authorization server supports it")
-	f.StringVar(&opts.Grant, "grant", "", "OAuth grant: authorization_code (a person signs in, the default) or client_credentials (a machine)")
-	f.StringVar(&opts.PrivateKeyFile, "private-key-file", "", "PEM `file` with the client's private key (ES256 or RS256) for client_credentials with private_key_jwt")
+	f.StringVar(&opts.Grant, "grant", "", "OAuth grant: authorization_code (a person signs in, the default), client_credentials, jwt_bearer or enterprise (no person; see above)")
+	f.StringVar(&opts.PrivateKeyFile, "private-key-file", "", "PEM `file` with the client's private key (EC, RSA or Ed25519) for private_key_jwt client authentication (grants without a person)")
+	f.StringVar(&opts.PrivateKeyAlg, "private-key-alg", "", "JWS `algorithm` of the private_key_jwt assertions ("+strings.Join(mcpgate.SigningAlgs, ", ")+"; default: one the key and the authorization server fit)")
+	f.BoolVar(&opts.DPoP, "dpop", false, "bind the OAuth tokens to a key of mcpgate's (DPoP, RFC 9449)")
+	f.StringVar(&opts.AssertionFile, "assertion-file", "", "`file` the platform keeps the workload's JWT in, read at each token request (--grant jwt_bearer)")
+	f.StringVar(&opts.AssertionEnv, "assertion-env", "", "environment `variable` holding the workload's JWT (--grant jwt_bearer)")
+	f.StringVar(&opts.IDTokenFile, "id-token-file", "", "`file` holding the person's ID token from the identity provider (--grant enterprise)")
+	f.StringVar(&opts.IDTokenEnv, "id-token-env", "", "environment `variable` holding the person's ID token (--grant enterprise)")
+	f.StringVar(&opts.IDPTokenEndpoint, "idp-token-endpoint", "", "the identity provider's token endpoint `URL`, where the ID token is exchanged (--grant enterprise)")
+	f.StringVar(&opts.IDPClientID, "idp-client-id", "", "mcpgate's client `ID` at the identity provider (--grant enterprise)")
+	f.StringVar(&opts.IDPClientSecret, "idp-client-secret-env", "", "environment `variable` holding that client's secret, if it is confidential (--grant enterprise)")
 	f.BoolVar(&opts.ConnectOnStartup, "connect-on-startup", false, "connect as soon as a long-running mcpgate starts")
 	f.BoolVar(&opts.Disabled, "disabled", false, "add the server disabled")
 	f.DurationVar(&opts.Timeout, "timeout", 0, "tool call timeout (default 60s)")
@@ -152,8 +198,8 @@ func runAdd(ctx context.Context, app *App, opts *addOptions) error {
 	switch {
 	case !s.Enabled:
 		fmt.Fprintf(out, "It is disabled; enable it with: mcpgate enable %s\n", s.ID)
-	case s.Grant == mcpgate.GrantClientCredentials:
-		fmt.Fprintf(out, "It signs in by itself with the client's credentials; check it with: mcpgate status %s\n", s.ID)
+	case s.Grant.Machine():
+		fmt.Fprintf(out, "It signs in by itself, without a browser; check it with: mcpgate status %s\n", s.ID)
 	case s.Auth == mcpgate.AuthOAuth:
 		fmt.Fprintf(out, "Sign in with: mcpgate auth %s\n", s.ID)
 	default:
@@ -199,19 +245,28 @@ func readToken(ctx context.Context, streams *IO, id string) (string, error) {
 // flags that make no sense; the config itself is validated by config.Add.
 func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 	s := mcpgate.ServerConfig{
-		ID:                o.ID,
-		URL:               o.URL,
-		Auth:              mcpgate.AuthKind(o.Auth.value),
-		Enabled:           !o.Disabled,
-		ConnectOnStartup:  o.ConnectOnStartup,
-		Scopes:            o.Scopes,
-		BearerTokenEnv:    o.BearerTokenEnv,
-		ClientID:          o.ClientID,
-		ClientSecretEnv:   o.ClientSecretEnv,
-		ClientMetadataURL: o.ClientMetadataURL,
-		Grant:             mcpgate.Grant(o.Grant),
-		PrivateKeyFile:    o.PrivateKeyFile,
-		Timeout:           o.Timeout,
+		ID:                 o.ID,
+		URL:                o.URL,
+		Auth:               mcpgate.AuthKind(o.Auth.value),
+		Enabled:            !o.Disabled,
+		ConnectOnStartup:   o.ConnectOnStartup,
+		Scopes:             o.Scopes,
+		BearerTokenEnv:     o.BearerTokenEnv,
+		ClientID:           o.ClientID,
+		ClientSecretEnv:    o.ClientSecretEnv,
+		ClientMetadataURL:  o.ClientMetadataURL,
+		Grant:              mcpgate.Grant(o.Grant),
+		PrivateKeyFile:     o.PrivateKeyFile,
+		PrivateKeyAlg:      o.PrivateKeyAlg,
+		DPoP:               o.DPoP,
+		AssertionFile:      o.AssertionFile,
+		AssertionEnv:       o.AssertionEnv,
+		IDTokenFile:        o.IDTokenFile,
+		IDTokenEnv:         o.IDTokenEnv,
+		IDPTokenEndpoint:   o.IDPTokenEndpoint,
+		IDPClientID:        o.IDPClientID,
+		IDPClientSecretEnv: o.IDPClientSecret,
+		Timeout:            o.Timeout,
 	}
 	if s.Auth != mcpgate.AuthBearer && s.BearerTokenEnv != "" {
 		return s, usageErrorf("--bearer-token-env is only for --auth bearer")
@@ -219,31 +274,68 @@ func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 	if len(o.Scopes) > 0 && s.Auth != mcpgate.AuthOAuth {
 		return s, usageErrorf("--scope is only for --auth oauth")
 	}
-	if s.Auth != mcpgate.AuthOAuth && (s.ClientID != "" || s.ClientSecretEnv != "" || s.ClientMetadataURL != "" || s.Grant != "" || s.PrivateKeyFile != "") {
-		return s, usageErrorf("--client-id, --client-secret-env, --client-metadata-url, --grant and --private-key-file are only for --auth oauth")
+	if s.Auth != mcpgate.AuthOAuth && (s.ClientID != "" || s.ClientSecretEnv != "" || s.ClientMetadataURL != "" || s.Grant != "" || s.PrivateKeyFile != "" ||
+		s.DPoP || s.AssertionFile != "" || s.AssertionEnv != "" || s.IDTokenFile != "" || s.IDTokenEnv != "" || s.IDPTokenEndpoint != "" || s.IDPClientID != "" || s.IDPClientSecretEnv != "") {
+		return s, usageErrorf("--client-id, --client-secret-env, --client-metadata-url, --grant, --dpop and the flags of the grants are only for --auth oauth")
+	}
+	if s.PrivateKeyAlg != "" && s.PrivateKeyFile == "" {
+		return s, usageErrorf("--private-key-alg is only for --private-key-file")
+	}
+	// Which grant each flag belongs to; the config's validation (in
+	// config.Add) checks what each grant needs.
+	for _, f := range []struct {
+		flag  string
+		set   bool
+		grant mcpgate.Grant
+	}{
+		{"--assertion-file", s.AssertionFile != "", mcpgate.GrantJWTBearer}, {"--assertion-env", s.AssertionEnv != "", mcpgate.GrantJWTBearer},
+		{"--id-token-file", s.IDTokenFile != "", mcpgate.GrantEnterprise}, {"--id-token-env", s.IDTokenEnv != "", mcpgate.GrantEnterprise},
+		{"--idp-token-endpoint", s.IDPTokenEndpoint != "", mcpgate.GrantEnterprise}, {"--idp-client-id", s.IDPClientID != "", mcpgate.GrantEnterprise},
+		{"--idp-client-secret-env", s.IDPClientSecretEnv != "", mcpgate.GrantEnterprise},
+	} {
+		if f.set && s.Grant != f.grant {
+			return s, usageErrorf("%s is only for --grant %s", f.flag, f.grant)
+		}
 	}
 	switch s.Grant {
 	case "", mcpgate.GrantAuthorizationCode:
 		if s.PrivateKeyFile != "" {
-			return s, usageErrorf("--private-key-file is only for --grant client_credentials")
+			return s, usageErrorf("--private-key-file is only for the grants without a person (--grant client_credentials, jwt_bearer, enterprise)")
 		}
 	case mcpgate.GrantClientCredentials:
 		if s.ClientID == "" || (s.ClientSecretEnv == "" && s.PrivateKeyFile == "") {
 			return s, usageErrorf("--grant client_credentials needs --client-id, and --client-secret-env VAR or --private-key-file PEM")
 		}
+	case mcpgate.GrantJWTBearer:
+		if (s.AssertionFile == "") == (s.AssertionEnv == "") {
+			return s, usageErrorf("--grant jwt_bearer needs the workload's JWT: --assertion-file FILE or --assertion-env VAR (one of them)")
+		}
+	case mcpgate.GrantEnterprise:
+		if s.ClientID == "" || (s.IDTokenFile == "") == (s.IDTokenEnv == "") || s.IDPTokenEndpoint == "" || s.IDPClientID == "" {
+			return s, usageErrorf("--grant enterprise needs --client-id, --id-token-file FILE or --id-token-env VAR, --idp-token-endpoint URL and --idp-client-id ID")
+		}
 	default:
-		return s, usageErrorf("--grant %q: must be authorization_code or client_credentials", o.Grant)
+		return s, usageErrorf("--grant %q: must be authorization_code, client_credentials, jwt_bearer or enterprise", o.Grant)
 	}
-	if s.PrivateKeyFile != "" {
-		// The config is used from any directory: keep the path absolute.
-		abs, err := filepath.Abs(s.PrivateKeyFile)
+	// The config is used from any directory: keep paths absolute. The key
+	// must exist now; the token files may appear later (a platform mounts
+	// them when the workload runs).
+	for _, f := range []struct {
+		flag  string
+		path  *string
+		exist bool
+	}{{"--private-key-file", &s.PrivateKeyFile, true}, {"--assertion-file", &s.AssertionFile, false}, {"--id-token-file", &s.IDTokenFile, false}} {
+		if *f.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*f.path)
 		if err != nil {
-			return s, usageErrorf("--private-key-file: %v", err)
+			return s, usageErrorf("%s: %v", f.flag, err)
 		}
-		if _, err := os.Stat(abs); err != nil {
-			return s, usageErrorf("--private-key-file %s: %v", abs, errors.Unwrap(err))
+		if _, err := os.Stat(abs); err != nil && f.exist {
+			return s, usageErrorf("%s %s: %v", f.flag, abs, errors.Unwrap(err))
 		}
-		s.PrivateKeyFile = abs
+		*f.path = abs
 	}
 	for _, h := range o.Headers {
 		name, value, ok := strings.Cut(h, ":")
@@ -267,7 +359,7 @@ func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 // referencedEnv lists the environment variables a server's requests need.
 func referencedEnv(s *mcpgate.ServerConfig) []string {
 	var names []string
-	for _, v := range []string{s.BearerTokenEnv, s.ClientSecretEnv} {
+	for _, v := range []string{s.BearerTokenEnv, s.ClientSecretEnv, s.AssertionEnv, s.IDTokenEnv, s.IDPClientSecretEnv} {
 		if v != "" {
 			names = append(names, v)
 		}

@@ -45,9 +45,10 @@ Over SSH, or wherever the browser runs on another machine, use --no-browser:
 open the printed URL anywhere, sign in, and paste here the address the
 browser ended on (it starts with http://127.0.0.1 and will not load there).
 
-A server configured with --grant client_credentials signs in without a
-browser. If the server accepts several authorization servers, choose one
-with --issuer.`),
+A server configured with a grant without a person (--grant
+client_credentials, jwt_bearer or enterprise) signs in without a browser,
+and again by itself whenever its token expires. If the server accepts
+several authorization servers, choose one with --issuer.`),
 		Example: examples(`
   mcpgate auth github
   mcpgate auth github --no-browser
@@ -104,7 +105,7 @@ func runAuth(ctx context.Context, app *App, opts *authOptions) error {
 	if opts.JSON {
 		return writeJSON(app.IO.Out, loginJSON(s.ID, res))
 	}
-	return writeLogin(app.IO.Out, s.ID, res, s.Grant == mcpgate.GrantClientCredentials)
+	return writeLogin(app.IO.Out, s.ID, res, s.Grant.Machine())
 }
 
 // signsIn refuses servers that have nothing to sign in to, saying what
@@ -202,12 +203,13 @@ type loginResultJSON struct {
 	Scopes      []string  `json:"scopes"`
 	Expiry      time.Time `json:"expiry,omitzero"`
 	Refreshable bool      `json:"refreshable"`
+	DPoP        bool      `json:"dpop"`
 	Concurrent  bool      `json:"concurrent"`
 }
 
 func loginJSON(id string, res *oauth.LoginResult) loginResultJSON {
 	return loginResultJSON{Server: id, Issuer: res.Issuer, Scopes: orEmpty(res.Scopes), Expiry: res.Expiry,
-		Refreshable: res.Refresh, Concurrent: res.Concurrent}
+		Refreshable: res.Refresh, DPoP: res.DPoP, Concurrent: res.Concurrent}
 }
 
 // writeLogin says what the sign-in did, without a secret: who issued the
@@ -218,7 +220,7 @@ func writeLogin(w io.Writer, id string, res *oauth.LoginResult, machine bool) er
 	case res.Concurrent:
 		fmt.Fprintf(w, "Another mcpgate finished signing in to %s meanwhile; its sign-in is stored and used.\n", id)
 	case machine:
-		fmt.Fprintf(w, "Signed in to %s with the client's own credentials (no browser needed).\n", id)
+		fmt.Fprintf(w, "Signed in to %s without a browser.\n", id)
 	default:
 		fmt.Fprintf(w, "Signed in to %s.\n", id)
 	}
@@ -239,9 +241,12 @@ func writeLogin(w io.Writer, id string, res *oauth.LoginResult, machine bool) er
 	case res.Refresh:
 		renew = "yes: mcpgate refreshes it when it expires, in whichever process needs it"
 	case machine:
-		renew = "yes: mcpgate asks for a new token with the client's credentials"
+		renew = "yes: mcpgate asks for a new token by itself, without a browser"
 	}
 	fmt.Fprintf(tw, "  renews:\t%s\n", renew)
+	if res.DPoP {
+		fmt.Fprintf(tw, "  bound:\tto a key of this mcpgate (DPoP): a copy of the token is useless alone\n")
+	}
 	return tw.Flush()
 }
 

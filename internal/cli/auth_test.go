@@ -323,6 +323,7 @@ func TestAuthRefusesHostileAuthorization(t *testing.T) {
 		fake.HostileMissingIss:                  {want: "iss", browser: true},
 		fake.HostileTokenHang:                   {want: "in time", browser: true, exchange: true},
 		fake.HostileTokenHuge:                   {want: "size bound", browser: true, exchange: true},
+		fake.HostileTokenErrorText:              {want: "HTTP 400", browser: true, exchange: true},
 	}
 	for _, mode := range fake.HostileAuthModes() {
 		t.Run(string(mode), func(t *testing.T) {
@@ -394,6 +395,9 @@ func TestAuthRefusesHostileAuthorization(t *testing.T) {
 			t.Logf("exit %d: %s", r.code, msg)
 			if !strings.Contains(msg, want.want) || !strings.Contains(msg, "evil") {
 				t.Errorf("the message should name the server and say %q:\n%s", want.want, msg)
+			}
+			if strings.Contains(msg, "IGNORE") || strings.ContainsAny(msg, "\x1b\x00") {
+				t.Errorf("remote error text reached the message:\n%q", msg)
 			}
 			if n := h.Auth.TokenRequests(fake.GrantAuthorizationCode); !want.exchange && n != 0 {
 				t.Errorf("%d code exchanges, want none", n)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
 	"github.com/mcpgate/mcpgate/store"
@@ -292,11 +293,18 @@ func TestAddOAuthFlags(t *testing.T) {
 	}{
 		{[]string{"--grant", "client_credentials"}, "needs --client-id"},
 		{[]string{"--grant", "client_credentials", "--client-id", "x"}, "--client-secret-env"},
-		{[]string{"--grant", "implicit"}, "must be authorization_code or client_credentials"},
+		{[]string{"--grant", "implicit"}, "must be authorization_code, client_credentials, jwt_bearer or enterprise"},
 		{[]string{"--auth", "none", "--client-id", "x"}, "only for --auth oauth"},
-		{[]string{"--private-key-file", "key.pem"}, "only for --grant client_credentials"},
+		{[]string{"--private-key-file", "key.pem"}, "only for the grants without a person"},
+		{[]string{"--grant", "jwt_bearer"}, "--assertion-file FILE or --assertion-env VAR"},
+		{[]string{"--assertion-env", "JWT"}, "only for --grant jwt_bearer"},
+		{[]string{"--grant", "enterprise", "--client-id", "x", "--id-token-env", "ID"}, "--idp-token-endpoint URL and --idp-client-id ID"},
+		{[]string{"--grant", "enterprise", "--client-id", "x", "--id-token-env", "ID", "--idp-token-endpoint", "http://idp.example/token", "--idp-client-id", "i"}, "idpTokenEndpoint"},
+		{[]string{"--idp-client-id", "i"}, "only for --grant enterprise"},
+		{[]string{"--auth", "none", "--dpop"}, "only for --auth oauth"},
 		{[]string{"--grant", "client_credentials", "--client-id", "x", "--private-key-file", filepath.Join(t.TempDir(), "missing.pem")}, "missing.pem"},
 		{[]string{"--client-metadata-url", "http://example.com/client.json"}, "clientMetadataUrl"},
+		{[]string{"--private-key-alg", "ES256"}, "only for --private-key-file"},
 	} {
 		r := h.run(append([]string{"add", "x", "https://x.example.com/mcp"}, tt.args...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
@@ -316,9 +324,12 @@ func TestAddOAuthFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.mustRun(0, "add", "ci", "https://ci.example.com/mcp", "--grant", "client_credentials", "--client-id", "ci", "--private-key-file", rel)
-	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"privateKeyFile": "`+key+`"`) {
-		t.Errorf("the key path should be kept absolute:\n%s", cfg)
+	if r := h.run("add", "ci", "https://ci.example.com/mcp", "--grant", "client_credentials", "--client-id", "ci", "--private-key-file", rel, "--private-key-alg", "HS256"); r.code != exitUsage || !strings.Contains(r.stderr, "privateKeyAlg") {
+		t.Errorf("a symmetric algorithm: want exit 2 naming privateKeyAlg, got:\n%s", r)
+	}
+	h.mustRun(0, "add", "ci", "https://ci.example.com/mcp", "--grant", "client_credentials", "--client-id", "ci", "--private-key-file", rel, "--private-key-alg", "PS256")
+	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"privateKeyFile": "`+key+`"`) || !strings.Contains(cfg, `"privateKeyAlg": "PS256"`) {
+		t.Errorf("the key path should be kept absolute, with the algorithm:\n%s", cfg)
 	}
 }
 
@@ -363,5 +374,56 @@ func TestRemoveForgetsTheSignIn(t *testing.T) {
 	defer st.Close()
 	if _, err := st.GetCredential(context.Background(), "", "api"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the credential outlived its server: %v", err)
+	}
+}
+
+// A workload signs in with the JWT its platform keeps in a file, by itself
+// at the first call; a JWT the server refuses ends in exit 1 naming the
+// file, not in a request to sign in (which would not help).
+func TestAddWorkloadIdentity(t *testing.T) {
+	platform := fake.NewJWTIssuer("https://platform.example")
+	as := fake.StartAuth(t, nil)
+	as.TrustWorkloads(platform)
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	h := newHarness(t)
+	file := filepath.Join(t.TempDir(), "token")
+	h.mustRun(0, "add", "build", srv.URL, "--grant", "jwt_bearer", "--assertion-file", file, "--dpop=false")
+	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"grant": "jwt_bearer"`) || !strings.Contains(cfg, `"assertionFile": "`+file+`"`) || strings.Contains(cfg, "dpop") {
+		t.Errorf("config:\n%s", cfg)
+	}
+	r := h.mustRun(exitUsage, "call", "build", "echo", echoHello) // the platform has not written the token yet
+	if !strings.Contains(r.stderr, file) {
+		t.Errorf("call without the token file should name it:\n%s", r)
+	}
+	os.WriteFile(file, []byte(platform.Workload("build", as.Issuer, 10*time.Minute)), 0o600)
+	h.mustRun(0, "call", "build", "echo", echoHello)
+	os.WriteFile(file, []byte(platform.Workload("build", "https://elsewhere.example", 10*time.Minute)), 0o600)
+	r = h.mustRun(exitFail, "auth", "build")
+	if !strings.Contains(r.stderr, "invalid_grant") || !strings.Contains(r.stderr, file) {
+		t.Errorf("auth with a refused token:\n%s", r)
+	}
+	for _, s := range as.Secrets() {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			t.Errorf("output holds a secret:\n%s", r)
+		}
+	}
+}
+
+// --dpop is kept in the config and the sign-in says the token is bound.
+func TestAddDPoP(t *testing.T) {
+	as := fake.StartAuth(t, &fake.AuthOptions{DPoP: true, ClientCredentials: map[string]string{"ci": "ci-secret-12345"}})
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	h := newHarness(t)
+	h.env["CI_SECRET"] = "ci-secret-12345"
+	h.mustRun(0, "add", "ci", srv.URL, "--grant", "client_credentials", "--client-id", "ci", "--client-secret-env", "CI_SECRET", "--dpop")
+	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"dpop": true`) {
+		t.Errorf("config:\n%s", cfg)
+	}
+	r := h.mustRun(0, "auth", "ci")
+	if !strings.Contains(r.stdout, "DPoP") {
+		t.Errorf("auth should say the token is bound:\n%s", r)
+	}
+	if proofs, _ := as.DPoPTokenRequests(); proofs != 1 {
+		t.Errorf("%d token requests with a proof, want 1", proofs)
 	}
 }

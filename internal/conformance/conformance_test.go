@@ -31,22 +31,7 @@ const revision = "2026-07-28"
 // pending lists the scenarios still being worked on, by the run that
 // names them ("2026-07-28/…" or "all/…"); they are skipped with the
 // reason. It must end up empty.
-var pending = map[string]string{
-	"2026-07-28/auth/authorization-server-migration": "authorization (Step 5 item 4)",
-	"2026-07-28/auth/metadata-var2":                  "authorization (Step 5 item 4)",
-	"2026-07-28/auth/scope-retry-limit":              "authorization (Step 5 item 4)",
-	"2026-07-28/auth/scope-step-up":                  "authorization (Step 5 item 4)",
-	"all/auth/2025-03-26-oauth-endpoint-fallback":    "authorization (Step 5 item 4)",
-	"all/auth/2025-03-26-oauth-metadata-backcompat":  "authorization (Step 5 item 4)",
-	"all/auth/authorization-server-migration":        "authorization (Step 5 item 4)",
-	"all/auth/client-credentials-jwt":                "authorization (Step 5 item 4)",
-	"all/auth/dpop":                                  "authorization (Step 5 item 4)",
-	"all/auth/dpop-nonce":                            "authorization (Step 5 item 4)",
-	"all/auth/enterprise-managed-authorization":      "authorization (Step 5 item 4)",
-	"all/auth/metadata-var2":                         "authorization (Step 5 item 4)",
-	"all/auth/scope-step-up":                         "authorization (Step 5 item 4)",
-	"all/auth/wif-jwt-bearer":                        "authorization (Step 5 item 4)",
-}
+var pending = map[string]string{}
 
 // notRequired are the scenarios of the whole suite mcpgate does not claim:
 // the skills extension (SEP-2640) is not part of mcpgate.

@@ -58,9 +58,9 @@ func assertionSubject(jwt string) string {
 	return c.Sub
 }
 
-// verifyAssertion verifies a private_key_jwt client assertion: an ES256 or
-// RS256 signature by key (the alg must fit the key, so "none" and algorithm
-// confusion fail), iss = sub = clientID, an aud among audiences, exp in the
+// verifyAssertion verifies a private_key_jwt client assertion: an ES256,
+// RS256 or PS256 signature by key (the alg must fit the key, so "none" and
+// algorithm confusion fail), iss = sub = clientID, an aud among audiences, exp in the
 // future (by at most an hour), nbf if present in the past, and a jti. It
 // returns the jti and expiry, for the caller's replay check.
 func verifyAssertion(jwt string, key crypto.PublicKey, clientID string, audiences []string, now time.Time) (jti string, exp time.Time, err error) {
@@ -93,10 +93,16 @@ func verifyAssertion(jwt string, key crypto.PublicKey, clientID string, audience
 			return "", time.Time{}, errors.New("bad signature")
 		}
 	case *rsa.PublicKey:
-		if header.Alg != "RS256" {
+		var bad error
+		switch header.Alg {
+		case "RS256":
+			bad = rsa.VerifyPKCS1v15(k, crypto.SHA256, sum[:], sig)
+		case "PS256":
+			bad = rsa.VerifyPSS(k, crypto.SHA256, sum[:], sig, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash})
+		default:
 			return "", time.Time{}, fmt.Errorf("alg %q does not fit an RSA key", header.Alg)
 		}
-		if rsa.VerifyPKCS1v15(k, crypto.SHA256, sum[:], sig) != nil {
+		if bad != nil {
 			return "", time.Time{}, errors.New("bad signature")
 		}
 	default:
@@ -119,7 +125,7 @@ func verifyAssertion(jwt string, key crypto.PublicKey, clientID string, audience
 		aud = []string{one}
 	}
 	if !slices.ContainsFunc(aud, func(a string) bool { return slices.Contains(audiences, a) }) {
-		return "", time.Time{}, errors.New("aud must be the token endpoint or the issuer")
+		return "", time.Time{}, errors.New("aud must be the issuer")
 	}
 	if c.Exp == nil {
 		return "", time.Time{}, errors.New("exp is required")

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -90,8 +91,9 @@ type AuthOptions struct {
 	ClientCredentials map[string]string
 	// JWTClients are clients allowed the client_credentials grant that
 	// authenticate with private_key_jwt (RFC 7523): client ID → public key
-	// (*ecdsa.PublicKey on P-256 for ES256, *rsa.PublicKey for RS256). The
-	// assertion's aud must be the token endpoint or the issuer.
+	// (*ecdsa.PublicKey on P-256 for ES256, *rsa.PublicKey for RS256 or
+	// PS256). The assertion's aud must be the issuer (RFC 7523bis): the
+	// token endpoint's URL is refused.
 	JWTClients map[string]crypto.PublicKey
 	// NoDCR omits registration_endpoint: clients must be added with
 	// [AuthServer.AddClient] (a "configured client ID").
@@ -105,6 +107,17 @@ type AuthOptions struct {
 	// list the redirect_uri and describe a public client
 	// (token_endpoint_auth_method "none" or absent).
 	ClientIDMetadataDocuments bool
+	// DPoP binds tokens to the key of the DPoP proof a token request
+	// carries (RFC 9449): dpop_signing_alg_values_supported is ["ES256"],
+	// proofs are checked (signature, htm, htu, iat, a fresh jti), the access
+	// token comes with token_type DPoP, and a bound refresh token needs a
+	// proof by the same key. A request without a proof gets a Bearer token.
+	// Resources check bound tokens (see [Protection]).
+	DPoP bool
+	// DPoPNonce, with DPoP, makes the token endpoint require this nonce in
+	// proofs: a proof without it is refused with use_dpop_nonce and the
+	// nonce in a DPoP-Nonce header (RFC 9449 §8).
+	DPoPNonce string
 	// HTTPClient fetches client ID metadata documents; default a client with a
 	// five-second timeout that does not follow redirects.
 	HTTPClient *http.Client
@@ -148,6 +161,7 @@ type AuthServer struct {
 	AuthorizationEndpoint, TokenEndpoint, RegistrationEndpoint, RevocationEndpoint string
 
 	opts      AuthOptions
+	routes    string // the path the endpoints are under: IssuerPath, or another on a legacy server
 	http      *httptest.Server
 	transport *http.Transport // for the default HTTPClient
 	done      chan struct{}   // closed by Close; releases hanging handlers
@@ -159,7 +173,14 @@ type AuthServer struct {
 	codes    map[string]*authCode
 	tokens   map[string]*issuedToken
 	jtis     map[string]time.Time // client ID + jti → assertion expiry, against replay
+	dpopJTIs seenJTIs             // DPoP proofs seen at the token endpoint
 	families int                  // grants issued so far; each token belongs to one
+
+	dpopTokenRequests   int
+	dpopNonceChallenges int
+
+	workloads map[string]*ecdsa.PublicKey // trusted workload issuers (TrustWorkloads)
+	idps      map[string]*ecdsa.PublicKey // trusted identity providers (IdP.Federate)
 
 	issued         []string // access and refresh tokens, oldest first
 	secrets        []string // everything a client must never print
@@ -170,6 +191,7 @@ type AuthServer struct {
 	tokenRequests  map[string]int
 	lastAuthorize  url.Values
 	lastToken      map[string]url.Values
+	lastRegister   map[string]any
 }
 
 // authHooks let the hostile variants bend one behaviour of an otherwise
@@ -207,8 +229,9 @@ type issuedToken struct {
 	scopes   []string
 	expires  time.Time // access tokens only
 	family   int
-	revoked  bool // revoked, or rotated away (refresh)
-	rotated  bool // a refresh token already used once
+	revoked  bool   // revoked, or rotated away (refresh)
+	rotated  bool   // a refresh token already used once
+	jkt      string // the thumbprint of the DPoP key it is bound to, "" for a bearer token
 }
 
 // StartAuth starts an [AuthServer] for a test and stops it when the test
@@ -241,6 +264,7 @@ func newAuthServer(opts *AuthOptions) (*AuthServer, error) {
 		codes:         make(map[string]*authCode),
 		tokens:        make(map[string]*issuedToken),
 		jtis:          make(map[string]time.Time),
+		dpopJTIs:      make(seenJTIs),
 		tokenRequests: make(map[string]int),
 		lastToken:     make(map[string]url.Values),
 	}
@@ -301,6 +325,7 @@ func newAuthServer(opts *AuthOptions) (*AuthServer, error) {
 	case MetadataOpenIDAppended:
 		a.MetadataURL = a.Issuer + "/.well-known/openid-configuration"
 	}
+	a.routes = o.IssuerPath
 	a.AuthorizationEndpoint = a.Issuer + "/authorize"
 	a.TokenEndpoint = a.Issuer + "/token"
 	if !o.NoDCR {
@@ -368,11 +393,35 @@ func (a *AuthServer) AddClient(c AuthClient) {
 	}
 }
 
+// DPoPTokenRequests returns how many token requests carried a DPoP proof
+// (with AuthOptions.DPoP), and how many were refused for want of the
+// server's nonce.
+func (a *AuthServer) DPoPTokenRequests() (withProof, nonceChallenges int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.dpopTokenRequests, a.dpopNonceChallenges
+}
+
 // Registrations returns how many clients dynamic registration has created.
 func (a *AuthServer) Registrations() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.registrations
+}
+
+// LastRegistration returns the client metadata of the latest dynamic
+// registration request, as sent, or nil if there was none.
+func (a *AuthServer) LastRegistration() map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.lastRegister == nil {
+		return nil
+	}
+	out := make(map[string]any, len(a.lastRegister))
+	for k, v := range a.lastRegister {
+		out[k] = v
+	}
+	return out
 }
 
 // Authorizations returns how many requests reached the authorize endpoint,
@@ -474,38 +523,48 @@ func (a *AuthServer) Mint(clientID, resource string, scopes ...string) (accessTo
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.families++
-	resp := a.issueLocked(clientID, resource, a.grantable(strings.Join(scopes, " ")), a.families, true)
+	resp := a.issueLocked(clientID, resource, a.grantable(strings.Join(scopes, " ")), a.families, true, "")
 	return resp["access_token"].(string), resp["refresh_token"].(string)
 }
 
 // verifyAccess reports whether token is a live access token of this server,
-// and for which resource and scopes.
-func (a *AuthServer) verifyAccess(token string) (resource string, scopes []string, ok bool) {
+// for which resource and scopes, and the thumbprint of the DPoP key it is
+// bound to ("" for a bearer token).
+func (a *AuthServer) verifyAccess(token string) (resource string, scopes []string, jkt string, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.tokens[token]
 	if t == nil || t.refresh || t.revoked || !time.Now().Before(t.expires) {
-		return "", nil, false
+		return "", nil, "", false
 	}
-	return t.resource, slices.Clone(t.scopes), true
+	return t.resource, slices.Clone(t.scopes), t.jkt, true
 }
 
 func (a *AuthServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
-	case path == strings.TrimPrefix(a.MetadataURL, a.http.URL):
+	case a.MetadataURL != "" && path == urlPath(a.MetadataURL):
 		a.serveMetadata(w, r)
-	case path == a.opts.IssuerPath+"/authorize":
+	case path == a.routes+"/authorize":
 		a.serveAuthorize(w, r)
-	case path == a.opts.IssuerPath+"/token":
+	case path == a.routes+"/token":
 		a.serveToken(w, r)
-	case path == a.opts.IssuerPath+"/register" && !a.opts.NoDCR:
+	case path == a.routes+"/register" && !a.opts.NoDCR:
 		a.serveRegister(w, r)
-	case path == a.opts.IssuerPath+"/revoke" && !a.opts.NoRevocation:
+	case path == a.routes+"/revoke" && !a.opts.NoRevocation:
 		a.serveRevoke(w, r)
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// urlPath is the path of an absolute URL this package made.
+func urlPath(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Path
 }
 
 func (a *AuthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
@@ -529,7 +588,7 @@ func (a *AuthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
 		"authorization_response_iss_parameter_supported": true,
 	}
 	if slices.Contains(methods, AuthMethodPrivateKeyJWT) {
-		m["token_endpoint_auth_signing_alg_values_supported"] = []string{"ES256", "RS256"}
+		m["token_endpoint_auth_signing_alg_values_supported"] = []string{"ES256", "RS256", "PS256"}
 	}
 	if a.RegistrationEndpoint != "" {
 		m["registration_endpoint"] = a.RegistrationEndpoint
@@ -541,6 +600,14 @@ func (a *AuthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	if a.opts.ClientIDMetadataDocuments {
 		m["client_id_metadata_document_supported"] = true
 	}
+	if a.opts.DPoP {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+	}
+	a.mu.Lock()
+	if len(a.workloads) > 0 || len(a.idps) > 0 {
+		m["grant_types_supported"] = append(m["grant_types_supported"].([]string), GrantJWTBearer)
+	}
+	a.mu.Unlock()
 	a.mu.Lock()
 	edit := a.hooks.metadata
 	a.mu.Unlock()
@@ -588,10 +655,21 @@ func (a *AuthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 		ResponseTypes           []string `json:"response_types"`
 		ClientName              string   `json:"client_name"`
 		Scope                   string   `json:"scope"`
+		ApplicationType         *string  `json:"application_type"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	var sent map[string]any
+	if err := json.Unmarshal(body, &req); err != nil || json.Unmarshal(body, &sent) != nil {
 		registrationError(w, "invalid_client_metadata", "the body is not a JSON client metadata object")
 		return
+	}
+	a.mu.Lock()
+	a.lastRegister = sent
+	a.mu.Unlock()
+	if req.ApplicationType != nil {
+		if err := checkApplicationType(*req.ApplicationType, req.RedirectURIs); err != nil {
+			registrationError(w, "invalid_redirect_uri", err.Error())
+			return
+		}
 	}
 	method := req.TokenEndpointAuthMethod
 	if method == "" {
@@ -671,6 +749,30 @@ func (a *AuthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	a.mu.Unlock()
 	writeJSON(w, http.StatusCreated, resp)
+}
+
+// checkApplicationType holds a registration to what its application_type
+// says (OpenID Connect Dynamic Client Registration §2, MCP SEP-837): a
+// native client redirects to a loopback http address or a custom scheme,
+// a web client to https on a host that is not loopback.
+func checkApplicationType(appType string, redirectURIs []string) error {
+	if appType != "native" && appType != "web" {
+		return fmt.Errorf("application_type %q must be native or web", appType)
+	}
+	for _, raw := range redirectURIs {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue // checkRedirectURI says why
+		}
+		loopback := isLoopbackHost(u.Hostname())
+		switch {
+		case appType == "native" && u.Scheme == "https" && !loopback:
+			return fmt.Errorf("a native client may not redirect to %s (https on a web host): register it as application_type web", raw)
+		case appType == "web" && (u.Scheme != "https" || loopback):
+			return fmt.Errorf("a web client must redirect to https on a host that is not loopback, not %s: register it as application_type native", raw)
+		}
+	}
+	return nil
 }
 
 func registrationError(w http.ResponseWriter, code, description string) {

@@ -794,7 +794,12 @@ func signJWT(t *testing.T, key crypto.Signer, alg string, claims map[string]any)
 		sig = append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...)
 	case *rsa.PrivateKey:
 		var err error
-		if sig, err = rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, sum[:]); err != nil {
+		if alg == "PS256" {
+			sig, err = rsa.SignPSS(rand.Reader, k, crypto.SHA256, sum[:], &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash})
+		} else {
+			sig, err = rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, sum[:])
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -851,9 +856,10 @@ func TestAuthClientCredentials(t *testing.T) {
 		name string
 		jwt  string
 	}{
-		{"ES256, aud token endpoint", signJWT(t, ecKey, "ES256", claims("jwt-ec", a.TokenEndpoint))},
+		{"ES256, aud issuer", signJWT(t, ecKey, "ES256", claims("jwt-ec", a.Issuer))},
 		{"ES256, aud [issuer]", signJWT(t, ecKey, "ES256", claims("jwt-ec", []string{a.Issuer}))},
-		{"RS256", signJWT(t, rsaKey, "RS256", claims("jwt-rsa", a.TokenEndpoint))},
+		{"RS256", signJWT(t, rsaKey, "RS256", claims("jwt-rsa", a.Issuer))},
+		{"PS256", signJWT(t, rsaKey, "PS256", claims("jwt-rsa", a.Issuer))},
 	}
 	for _, tc := range ok {
 		if tr := postForm(t, a.TokenEndpoint, assertion(tc.jwt), "", ""); tr.Status != http.StatusOK {
@@ -863,27 +869,28 @@ func TestAuthClientCredentials(t *testing.T) {
 	// Replaying an assertion (same jti) fails.
 	postForm(t, a.TokenEndpoint, assertion(ok[0].jwt), "", "").wantError(t, "invalid_client")
 
-	expired := claims("jwt-ec", a.TokenEndpoint)
+	expired := claims("jwt-ec", a.Issuer)
 	expired["exp"] = time.Now().Add(-time.Minute).Unix()
-	farFuture := claims("jwt-ec", a.TokenEndpoint)
+	farFuture := claims("jwt-ec", a.Issuer)
 	farFuture["exp"] = time.Now().Add(24 * time.Hour).Unix()
-	noJTI := claims("jwt-ec", a.TokenEndpoint)
+	noJTI := claims("jwt-ec", a.Issuer)
 	delete(noJTI, "jti")
-	otherIss := claims("jwt-ec", a.TokenEndpoint)
+	otherIss := claims("jwt-ec", a.Issuer)
 	otherIss["iss"] = "someone"
 	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`))
-	body, _ := json.Marshal(claims("jwt-ec", a.TokenEndpoint))
+	body, _ := json.Marshal(claims("jwt-ec", a.Issuer))
 	for name, jwt := range map[string]string{
-		"wrong key":        signJWT(t, otherKey, "ES256", claims("jwt-ec", a.TokenEndpoint)),
-		"wrong aud":        signJWT(t, ecKey, "ES256", claims("jwt-ec", srv.URL)),
-		"expired":          signJWT(t, ecKey, "ES256", expired),
-		"far future":       signJWT(t, ecKey, "ES256", farFuture),
-		"no jti":           signJWT(t, ecKey, "ES256", noJTI),
-		"iss not sub":      signJWT(t, ecKey, "ES256", otherIss),
-		"alg none":         header + "." + base64.RawURLEncoding.EncodeToString(body) + ".",
-		"RS256 for EC key": signJWT(t, rsaKey, "RS256", claims("jwt-ec", a.TokenEndpoint)),
-		"unknown client":   signJWT(t, ecKey, "ES256", claims("nobody", a.TokenEndpoint)),
-		"secret client":    signJWT(t, ecKey, "ES256", claims("svc", a.TokenEndpoint)),
+		"wrong key":          signJWT(t, otherKey, "ES256", claims("jwt-ec", a.Issuer)),
+		"wrong aud":          signJWT(t, ecKey, "ES256", claims("jwt-ec", srv.URL)),
+		"aud token endpoint": signJWT(t, ecKey, "ES256", claims("jwt-ec", a.TokenEndpoint)),
+		"expired":            signJWT(t, ecKey, "ES256", expired),
+		"far future":         signJWT(t, ecKey, "ES256", farFuture),
+		"no jti":             signJWT(t, ecKey, "ES256", noJTI),
+		"iss not sub":        signJWT(t, ecKey, "ES256", otherIss),
+		"alg none":           header + "." + base64.RawURLEncoding.EncodeToString(body) + ".",
+		"RS256 for EC key":   signJWT(t, rsaKey, "RS256", claims("jwt-ec", a.Issuer)),
+		"unknown client":     signJWT(t, ecKey, "ES256", claims("nobody", a.Issuer)),
+		"secret client":      signJWT(t, ecKey, "ES256", claims("svc", a.Issuer)),
 	} {
 		t.Run(name, func(t *testing.T) {
 			postForm(t, a.TokenEndpoint, assertion(jwt), "", "").wantError(t, "invalid_client")

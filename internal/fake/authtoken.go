@@ -19,20 +19,28 @@ type oauthError struct {
 	status      int
 	code        string
 	description string
-	basic       bool // the client tried HTTP Basic: answer with a Basic challenge
+	basic       bool   // the client tried HTTP Basic: answer with a Basic challenge
+	nonce       string // a DPoP-Nonce to hand out (RFC 9449 §8)
 }
 
 func invalidRequest(description string) *oauthError {
-	return &oauthError{http.StatusBadRequest, "invalid_request", description, false}
+	return &oauthError{status: http.StatusBadRequest, code: "invalid_request", description: description}
 }
 
 func invalidGrant(description string) *oauthError {
-	return &oauthError{http.StatusBadRequest, "invalid_grant", description, false}
+	return &oauthError{status: http.StatusBadRequest, code: "invalid_grant", description: description}
+}
+
+func invalidDPoPProof(description string) *oauthError {
+	return &oauthError{status: http.StatusBadRequest, code: "invalid_dpop_proof", description: description}
 }
 
 func (e *oauthError) write(w http.ResponseWriter) {
 	if e.basic {
 		w.Header().Set("WWW-Authenticate", `Basic realm="fake"`)
+	}
+	if e.nonce != "" {
+		w.Header().Set("DPoP-Nonce", e.nonce)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, e.status, map[string]string{"error": e.code, "error_description": e.description})
@@ -42,7 +50,7 @@ func (e *oauthError) write(w http.ResponseWriter) {
 // repeated parameters (RFC 6749 §3.2).
 func readForm(w http.ResponseWriter, r *http.Request) (url.Values, *oauthError) {
 	if r.Method != http.MethodPost {
-		return nil, &oauthError{http.StatusMethodNotAllowed, "invalid_request", "use POST", false}
+		return nil, &oauthError{status: http.StatusMethodNotAllowed, code: "invalid_request", description: "use POST"}
 	}
 	ct := r.Header.Get("Content-Type")
 	if ct, _, _ = strings.Cut(ct, ";"); strings.TrimSpace(ct) != "application/x-www-form-urlencoded" {
@@ -107,29 +115,70 @@ func (a *AuthServer) token(r *http.Request, form url.Values, grant string) (map[
 	if grant == "" {
 		return nil, invalidRequest("grant_type is required")
 	}
-	if grant != GrantAuthorizationCode && grant != GrantRefreshToken && grant != GrantClientCredentials {
-		return nil, &oauthError{http.StatusBadRequest, "unsupported_grant_type", "unsupported grant_type", false}
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	assertions := len(a.workloads) > 0 || len(a.idps) > 0
+	if grant != GrantAuthorizationCode && grant != GrantRefreshToken && grant != GrantClientCredentials && (grant != GrantJWTBearer || !assertions) {
+		return nil, &oauthError{status: http.StatusBadRequest, code: "unsupported_grant_type", description: "unsupported grant_type"}
+	}
+	jkt, oerr := a.dpopLocked(r)
+	if oerr != nil {
+		return nil, oerr
+	}
+	if grant == GrantJWTBearer && !hasClientAuthentication(r, form) {
+		// RFC 7523 §3.1: the assertion may stand alone.
+		return a.jwtBearerLocked(nil, form, jkt)
+	}
 	c, oerr := a.authenticateLocked(r, form)
 	if oerr != nil {
 		return nil, oerr
 	}
+	if grant == GrantJWTBearer {
+		// Any client this server knows may present an assertion it trusts.
+		return a.jwtBearerLocked(c, form, jkt)
+	}
 	if !c.can(grant) {
-		return nil, &oauthError{http.StatusBadRequest, "unauthorized_client", "this client may not use the " + grant + " grant", false}
+		return nil, &oauthError{status: http.StatusBadRequest, code: "unauthorized_client", description: "this client may not use the " + grant + " grant"}
 	}
 	switch grant {
 	case GrantAuthorizationCode:
-		return a.exchangeLocked(c, form)
+		return a.exchangeLocked(c, form, jkt)
 	case GrantRefreshToken:
-		return a.refreshLocked(c, form)
+		return a.refreshLocked(c, form, jkt)
 	default:
-		return a.clientCredentialsLocked(c, form)
+		return a.clientCredentialsLocked(c, form, jkt)
 	}
 }
 
-func (a *AuthServer) exchangeLocked(c *authClient, form url.Values) (map[string]any, *oauthError) {
+// dpopLocked checks the DPoP proof of a token request when the server
+// binds tokens (AuthOptions.DPoP), and returns the thumbprint of its key:
+// the token will be bound to it. A request without a proof gets a Bearer
+// token ("" here).
+func (a *AuthServer) dpopLocked(r *http.Request) (string, *oauthError) {
+	proofs := r.Header.Values("DPoP")
+	if !a.opts.DPoP || len(proofs) == 0 {
+		return "", nil
+	}
+	a.dpopTokenRequests++
+	if len(proofs) > 1 {
+		return "", invalidDPoPProof("more than one DPoP header")
+	}
+	now := time.Now()
+	p, err := verifyDPoPProof(proofs[0], http.MethodPost, a.TokenEndpoint, "", now)
+	if err != nil {
+		return "", invalidDPoPProof(err.Error())
+	}
+	if n := a.opts.DPoPNonce; n != "" && p.nonce != n {
+		a.dpopNonceChallenges++
+		return "", &oauthError{status: http.StatusBadRequest, code: "use_dpop_nonce", description: "the proof must carry the server's nonce", nonce: n}
+	}
+	if !a.dpopJTIs.fresh(p, now) {
+		return "", invalidDPoPProof("the proof was used before")
+	}
+	return p.jkt, nil
+}
+
+func (a *AuthServer) exchangeLocked(c *authClient, form url.Values, jkt string) (map[string]any, *oauthError) {
 	code := a.codes[form.Get("code")]
 	if code == nil || code.clientID != c.id {
 		return nil, invalidGrant("unknown authorization code")
@@ -157,15 +206,15 @@ func (a *AuthServer) exchangeLocked(c *authClient, form url.Values) (map[string]
 		return nil, invalidRequest("resource is required (RFC 8707)")
 	}
 	if resource != code.resource {
-		return nil, &oauthError{http.StatusBadRequest, "invalid_target", "resource differs from the authorization request", false}
+		return nil, &oauthError{status: http.StatusBadRequest, code: "invalid_target", description: "resource differs from the authorization request"}
 	}
 	code.used = true
 	a.families++
 	code.family = a.families
-	return a.issueLocked(c.id, code.resource, code.scopes, code.family, c.can(GrantRefreshToken)), nil
+	return a.issueLocked(c.id, code.resource, code.scopes, code.family, c.can(GrantRefreshToken), jkt), nil
 }
 
-func (a *AuthServer) refreshLocked(c *authClient, form url.Values) (map[string]any, *oauthError) {
+func (a *AuthServer) refreshLocked(c *authClient, form url.Values, jkt string) (map[string]any, *oauthError) {
 	old := a.tokens[form.Get("refresh_token")]
 	if old == nil || !old.refresh || old.clientID != c.id {
 		return nil, invalidGrant("unknown refresh token")
@@ -178,48 +227,52 @@ func (a *AuthServer) refreshLocked(c *authClient, form url.Values) (map[string]a
 	if old.revoked {
 		return nil, invalidGrant("refresh token revoked")
 	}
+	if old.jkt != "" && jkt != old.jkt {
+		// RFC 9449 §5: a bound refresh token needs a proof by its key.
+		return nil, invalidDPoPProof("the refresh token is bound to another DPoP key")
+	}
 	resource := form.Get("resource")
 	if resource == "" {
 		return nil, invalidRequest("resource is required (RFC 8707)")
 	}
 	if resource != old.resource {
-		return nil, &oauthError{http.StatusBadRequest, "invalid_target", "resource differs from the original grant", false}
+		return nil, &oauthError{status: http.StatusBadRequest, code: "invalid_target", description: "resource differs from the original grant"}
 	}
 	scopes := old.scopes
 	if s, ok := form["scope"]; ok {
 		scopes = strings.Fields(s[0])
 		for _, s := range scopes {
 			if !slices.Contains(old.scopes, s) {
-				return nil, &oauthError{http.StatusBadRequest, "invalid_scope", "a refresh cannot add scopes", false}
+				return nil, &oauthError{status: http.StatusBadRequest, code: "invalid_scope", description: "a refresh cannot add scopes"}
 			}
 		}
 	}
 	if a.opts.NoRotate {
-		return a.issueLocked(c.id, old.resource, scopes, old.family, false), nil
+		return a.issueLocked(c.id, old.resource, scopes, old.family, false, jkt), nil
 	}
 	old.revoked, old.rotated = true, true
-	return a.issueLocked(c.id, old.resource, scopes, old.family, true), nil
+	return a.issueLocked(c.id, old.resource, scopes, old.family, true, jkt), nil
 }
 
-func (a *AuthServer) clientCredentialsLocked(c *authClient, form url.Values) (map[string]any, *oauthError) {
+func (a *AuthServer) clientCredentialsLocked(c *authClient, form url.Values, jkt string) (map[string]any, *oauthError) {
 	resource := form.Get("resource")
 	if resource == "" {
 		return nil, invalidRequest("resource is required (RFC 8707)")
 	}
 	if !validResource(resource) {
-		return nil, &oauthError{http.StatusBadRequest, "invalid_target", "resource must be an absolute URI without a fragment", false}
+		return nil, &oauthError{status: http.StatusBadRequest, code: "invalid_target", description: "resource must be an absolute URI without a fragment"}
 	}
 	a.families++
 	// RFC 6749 §4.4.3: no refresh token for client credentials.
-	return a.issueLocked(c.id, resource, a.grantable(form.Get("scope")), a.families, false), nil
+	return a.issueLocked(c.id, resource, a.grantable(form.Get("scope")), a.families, false, jkt), nil
 }
 
 // issueLocked issues an access token, and a refresh token when asked, and
-// returns the token response.
-func (a *AuthServer) issueLocked(clientID, resource string, scopes []string, family int, refresh bool) map[string]any {
+// returns the token response. With jkt both are bound to that DPoP key.
+func (a *AuthServer) issueLocked(clientID, resource string, scopes []string, family int, refresh bool, jkt string) map[string]any {
 	access := "at-" + rand.Text()
 	a.tokens[access] = &issuedToken{clientID: clientID, resource: resource, scopes: scopes,
-		expires: time.Now().Add(a.opts.AccessTTL), family: family}
+		expires: time.Now().Add(a.opts.AccessTTL), family: family, jkt: jkt}
 	a.issued = append(a.issued, access)
 	a.secrets = append(a.secrets, access)
 	resp := map[string]any{
@@ -227,12 +280,15 @@ func (a *AuthServer) issueLocked(clientID, resource string, scopes []string, fam
 		"token_type":   "Bearer",
 		"expires_in":   max(1, int(math.Ceil(a.opts.AccessTTL.Seconds()))),
 	}
+	if jkt != "" {
+		resp["token_type"] = "DPoP"
+	}
 	if len(scopes) > 0 {
 		resp["scope"] = strings.Join(scopes, " ")
 	}
 	if refresh {
 		rt := "rt-" + rand.Text()
-		a.tokens[rt] = &issuedToken{refresh: true, clientID: clientID, resource: resource, scopes: scopes, family: family}
+		a.tokens[rt] = &issuedToken{refresh: true, clientID: clientID, resource: resource, scopes: scopes, family: family, jkt: jkt}
 		a.issued = append(a.issued, rt)
 		a.secrets = append(a.secrets, rt)
 		resp["refresh_token"] = rt
@@ -300,7 +356,7 @@ func (a *AuthServer) authenticateLocked(r *http.Request, form url.Values) (*auth
 	if n == 0 {
 		used, id = AuthMethodNone, form.Get("client_id")
 	}
-	bad := &oauthError{http.StatusUnauthorized, "invalid_client", "client authentication failed", used == AuthMethodSecretBasic}
+	bad := &oauthError{status: http.StatusUnauthorized, code: "invalid_client", description: "client authentication failed", basic: used == AuthMethodSecretBasic}
 	if id == "" {
 		if used == AuthMethodNone {
 			return nil, invalidRequest("client_id is required")
@@ -322,7 +378,9 @@ func (a *AuthServer) authenticateLocked(r *http.Request, form url.Values) (*auth
 		}
 	case AuthMethodPrivateKeyJWT:
 		now := time.Now()
-		jti, exp, err := verifyAssertion(form.Get("client_assertion"), c.key, c.id, []string{a.TokenEndpoint, a.Issuer}, now)
+		// RFC 7523bis: the audience is the issuer identifier alone, so an
+		// assertion for this server's token endpoint URL is refused.
+		jti, exp, err := verifyAssertion(form.Get("client_assertion"), c.key, c.id, []string{a.Issuer}, now)
 		if err != nil {
 			bad.description = "client assertion: " + err.Error()
 			return nil, bad
@@ -340,6 +398,13 @@ func (a *AuthServer) authenticateLocked(r *http.Request, form url.Values) (*auth
 		a.jtis[key] = exp
 	}
 	return c, nil
+}
+
+// hasClientAuthentication reports whether a token request names or
+// authenticates a client at all.
+func hasClientAuthentication(r *http.Request, form url.Values) bool {
+	_, _, basic := r.BasicAuth()
+	return basic || form.Has("client_id") || form.Has("client_secret") || form.Has("client_assertion")
 }
 
 func formUnescape(s string) string {

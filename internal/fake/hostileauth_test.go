@@ -219,6 +219,13 @@ func TestHostileAuthModes(t *testing.T) {
 				t.Errorf("token response %d of %d bytes: %.200s", resp.StatusCode, len(body), body)
 			}
 		},
+		fake.HostileTokenErrorText: func(t *testing.T, h *fake.HostileAuth, d hostileDiscovery) {
+			honest(t, h, d, "")
+			tr := postForm(t, h.Auth.TokenEndpoint, url.Values{"grant_type": {"client_credentials"}}, "", "")
+			if tr.Status != http.StatusBadRequest || tr.Error != fake.HostileErrorCode || !strings.ContainsAny(tr.Description, "\r\n\x1b") {
+				t.Errorf("token answer %+v", tr)
+			}
+		},
 		fake.HostileTwoIssuers: func(t *testing.T, h *fake.HostileAuth, d hostileDiscovery) {
 			if h.Auth2 == nil || !slices.Equal(d.prm.AuthorizationServers, []string{h.Auth.Issuer, h.Auth2.Issuer}) || h.Auth.Issuer == h.Auth2.Issuer {
 				t.Fatalf("PRM authorization_servers %v", d.prm.AuthorizationServers)

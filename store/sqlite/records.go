@@ -13,7 +13,7 @@ import (
 )
 
 const credentialCols = `tenant, server, resource, issuer, client_id, redirect_uri, kind,
-	access_token, token_type, refresh_token, expiry, scopes, step_up_scopes, step_up_count, updated_at`
+	access_token, token_type, refresh_token, expiry, scopes, step_up_scopes, step_up_count, updated_at, dpop_key`
 
 func credentialName(tenant, server string) string {
 	if tenant == "" {
@@ -35,13 +35,13 @@ func (s *Store) GetCredential(ctx context.Context, tenant, server string) (*stor
 func (s *Store) getCredential(ctx context.Context, q querier, tenant, server string) (*store.Credential, error) {
 	row := q.QueryRowContext(ctx, `SELECT `+credentialCols+` FROM credentials WHERE tenant = ? AND server = ?`, tenant, server)
 	var (
-		c                    store.Credential
-		expiry, updated      sql.Null[int64]
-		scopes, stepUpScopes string
-		sealedAT, sealedRT   string
+		c                            store.Credential
+		expiry, updated              sql.Null[int64]
+		scopes, stepUpScopes         string
+		sealedAT, sealedRT, sealedDK string
 	)
 	err := row.Scan(&c.Tenant, &c.Server, &c.Resource, &c.Issuer, &c.ClientID, &c.RedirectURI, &c.Kind,
-		&sealedAT, &c.TokenType, &sealedRT, &expiry, &scopes, &stepUpScopes, &c.StepUpCount, &updated)
+		&sealedAT, &c.TokenType, &sealedRT, &expiry, &scopes, &stepUpScopes, &c.StepUpCount, &updated, &sealedDK)
 	if err != nil {
 		return nil, notFound(err, credentialName(tenant, server))
 	}
@@ -58,6 +58,11 @@ func (s *Store) getCredential(ctx context.Context, q querier, tenant, server str
 	}
 	if c.RefreshToken, err = s.open(credentialName(tenant, server)+": refresh token", sealedRT, aad); err != nil {
 		return nil, err
+	}
+	if sealedDK != "" { // '' only in rows from before the column
+		if c.DPoPKey, err = s.open(credentialName(tenant, server)+": DPoP key", sealedDK, aad); err != nil {
+			return nil, err
+		}
 	}
 	return &c, nil
 }
@@ -86,13 +91,17 @@ func (s *Store) credentialArgs(c *store.Credential) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	dk, err := s.seal(c.DPoPKey, aad)
+	if err != nil {
+		return nil, err
+	}
 	return []any{c.Tenant, c.Server, c.Resource, c.Issuer, c.ClientID, c.RedirectURI, string(c.Kind),
-		at, c.TokenType, rt, micros(c.Expiry), strs(c.Scopes), strs(c.StepUpScopes), c.StepUpCount, micros(c.UpdatedAt)}, nil
+		at, c.TokenType, rt, micros(c.Expiry), strs(c.Scopes), strs(c.StepUpScopes), c.StepUpCount, micros(c.UpdatedAt), dk}, nil
 }
 
 func (t *tx) putCredential(args []any) error {
 	_, err := t.conn.ExecContext(t.ctx, `INSERT OR REPLACE INTO credentials (`+credentialCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
 	if err != nil {
 		return fmt.Errorf("putting credential: %w", err)
 	}

@@ -224,6 +224,11 @@ CREATE TABLE request_log (
 ) STRICT;
 CREATE INDEX request_log_tenant ON request_log (tenant, id);
 `,
+	// The DPoP key of a sender-constrained credential (RFC 9449), sealed;
+	// '' in rows written before it existed, which have none.
+	`
+ALTER TABLE credentials ADD COLUMN dpop_key TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate switches the database to WAL and applies the migrations it has

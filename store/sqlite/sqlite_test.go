@@ -116,6 +116,7 @@ func secrets(t *testing.T, s store.Store) []string {
 			Kind:         store.KindOAuth,
 			AccessToken:  "PLAINTEXT-ACCESS-" + server,
 			RefreshToken: "PLAINTEXT-REFRESH-" + server,
+			DPoPKey:      "PLAINTEXT-DPOP-KEY-" + server,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -129,7 +130,7 @@ func secrets(t *testing.T, s store.Store) []string {
 			t.Fatal(err)
 		}
 	}
-	return []string{"PLAINTEXT-ACCESS-", "PLAINTEXT-REFRESH-", "PLAINTEXT-SECRET-", "PLAINTEXT-VERIFIER-"}
+	return []string{"PLAINTEXT-ACCESS-", "PLAINTEXT-REFRESH-", "PLAINTEXT-SECRET-", "PLAINTEXT-VERIFIER-", "PLAINTEXT-DPOP-KEY-"}
 }
 
 // raw opens the database without the store, as someone who has the file
@@ -292,6 +293,35 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatal("Open of a database from a newer mcpgate succeeded")
 	} else if !strings.Contains(err.Error(), "upgrade") {
 		t.Errorf("Open error %q does not say to upgrade", err)
+	}
+}
+
+// TestCredentialsFromBeforeDPoPKeys: a database whose credentials were
+// written before the DPoP key column existed opens, migrated, with those
+// credentials readable and keyless.
+func TestCredentialsFromBeforeDPoPKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpgate.db")
+	s := open(t, path, sealer(t, 1))
+	cred := &store.Credential{Binding: store.Binding{Server: "a", Resource: "https://a.example/mcp"}, Kind: store.KindOAuth, AccessToken: "at"}
+	if err := s.PutCredential(t.Context(), cred); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db := raw(t, path)
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	// What the previous schema version had.
+	for _, q := range []string{"ALTER TABLE credentials DROP COLUMN dpop_key", fmt.Sprintf("PRAGMA user_version = %d", v-1)} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	got, err := open(t, path, sealer(t, 1)).GetCredential(t.Context(), "", "a")
+	if err != nil || got.AccessToken != "at" || got.DPoPKey != "" {
+		t.Fatalf("credential from before the migration: %+v %v", got, err)
 	}
 }
 

@@ -310,6 +310,7 @@ func sampleCredential(tenant, server string) *store.Credential {
 		StepUpScopes: []string{"admin"},
 		StepUpCount:  2,
 		UpdatedAt:    at(0),
+		DPoPKey:      "dpop-key-" + tenant + "-" + server,
 	}
 }
 

@@ -341,6 +341,30 @@ func (d *driver) auth(scenario string) error {
 			return err
 		}
 		add = append(add, "--grant", "client_credentials", "--client-id", d.str("client_id"), "--private-key-file", key)
+		if alg := d.str("signing_algorithm"); alg != "" {
+			add = append(add, "--private-key-alg", alg)
+		}
+	case "auth/wif-jwt-bearer":
+		// The platform writes the workload's JWT to a file mcpgate reads.
+		jwt, err := d.file("workload-token", d.str("valid_jwt"))
+		if err != nil {
+			return err
+		}
+		add = append(add, "--grant", "jwt_bearer", "--client-id", d.str("client_id"), "--assertion-file", jwt)
+	case "auth/enterprise-managed-authorization":
+		// The person's ID token from the company's identity provider, as
+		// a desktop agent or the platform team's tooling leaves it.
+		idToken, err := d.file("id-token", d.str("idp_id_token"))
+		if err != nil {
+			return err
+		}
+		add = append(add, "--grant", "enterprise", "--client-id", d.str("client_id"),
+			"--client-secret-env", d.secretEnv("CONF_CLIENT_SECRET", "client_secret"),
+			"--id-token-file", idToken, "--idp-token-endpoint", d.str("idp_token_endpoint"), "--idp-client-id", d.str("idp_client_id"))
+	case "auth/dpop", "auth/dpop-nonce":
+		// The platform team knows the server takes only sender-constrained
+		// tokens.
+		add = append(add, "--client-metadata-url", cimdURL, "--dpop")
 	default:
 		add = append(add, "--client-metadata-url", cimdURL)
 	}
