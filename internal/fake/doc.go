@@ -68,5 +68,13 @@
 //     SSE event above MaxEventSize (16 MiB) fails the whole session;
 //   - list results are passed through unvalidated (only null entries and bad
 //     x-mcp-header annotations are dropped), and a decoding error quotes the
-//     server's bytes, so its text must not reach a model.
+//     server's bytes, so its text must not reach a model;
+//   - it speaks 2026-07-28 only with a stateless server: the stateful
+//     Streamable HTTP handler answers server/discover with no supported
+//     version, which is why the fake serves that generation with a stateless
+//     handler of its own;
+//   - subscriptions/listen is sent once and never re-sent when it breaks;
+//     a notification is handled on another goroutine than the response that
+//     follows it, so it may be seen after its call returned; the Tool type
+//     drops execution.taskSupport.
 package fake

@@ -16,8 +16,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// protocolVersion is pinned in every client: the go-sdk's default is an
-// unreleased version that starts with a "server/discover" request.
+// protocolVersion is the session era in these clients: this package's tests
+// are about sessions, the GET stream and forgetting sessions; what the
+// fake does at 2026-07-28 is tested through the manager.
 const protocolVersion = "2025-11-25"
 
 // connect opens a go-sdk client session to endpoint and closes it when the
