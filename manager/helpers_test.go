@@ -135,12 +135,6 @@ func (g *gate) release() {
 	}
 }
 
-func (g *gate) count() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.requests
-}
-
 func peek(r *http.Request) string {
 	var buf strings.Builder
 	b := make([]byte, 4096)

@@ -236,8 +236,9 @@ func (s *server) drop(sess *session, state mcpgate.State, e *mcpgate.Error) bool
 // and trusts its verdict.
 func (s *server) probe(sess *session) {
 	if !sess.probing.TryLock() {
+		// Taking the lock waits for the running check; its verdict is ours.
 		sess.probing.Lock()
-		sess.probing.Unlock()
+		sess.probing.Unlock() //lint:ignore SA2001 waiting for the running check is the point
 		return
 	}
 	defer sess.probing.Unlock()

@@ -83,7 +83,6 @@ type observation struct {
 	posts    int  // POST requests attempted
 	status   int  // first non-2xx status of a POST, else the last status
 	tooLarge bool // a response exceeded the body bound
-	wwwAuth  string
 }
 
 type observationKey struct{}
