@@ -6,3 +6,4 @@ import "time"
 // coalescing are tested without sleeping.
 func (l *Limiter) SetNow(now func() time.Time) { l.now = now }
 func (a *Audit) SetNow(now func() time.Time)   { a.now = now }
+func (h *Health) SetNow(now func() time.Time)  { h.now = now }
