@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // AuthKind says how mcpgate authenticates to a remote server.
@@ -332,8 +334,15 @@ func ValidateID(id string) error {
 }
 
 // ValidateURL checks that raw is an absolute https URL, or http for a
-// loopback host (see [IsLoopbackHost]), without credentials or a fragment.
+// loopback host (see [IsLoopbackHost]), without credentials or a fragment,
+// and with no character that does not show as itself: controls (C0, C1),
+// bidirectional overrides, zero-width and other format characters, and
+// spaces. Such a URL would read as another address than the one dialled.
 func ValidateURL(raw string) error {
+	if i := strings.IndexFunc(raw, invisible); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(raw[i:])
+		return invalidf("url: contains the invisible or control character %U; type the address again", r)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return invalidf("url: not a valid URL")
@@ -365,18 +374,72 @@ func ValidateURL(raw string) error {
 	return nil
 }
 
-// RedactURL shows a URL without what may carry a secret: user info, query
-// and fragment are replaced by "…".
+// invisible reports a rune that does not show as itself: anything
+// [unicode.IsPrint] refuses (controls, format characters such as the bidi
+// overrides and zero-width spaces, separators other than the ASCII space)
+// and the space itself, which no URL holds unescaped.
+func invisible(r rune) bool {
+	return r == ' ' || r == utf8.RuneError || !unicode.IsPrint(r)
+}
+
+// RedactURL shows a URL without what may carry a secret: user info is
+// dropped, each query parameter keeps its name but its value becomes "…"
+// (a parameter without "=" is all "…"), and a fragment becomes "…". So
+// https://x/mcp?api_key=s3cret shows as https://x/mcp?api_key=….
 func RedactURL(u *url.URL) string {
 	c := *u
 	c.User = nil
 	if c.RawQuery != "" {
-		c.RawQuery = "…"
+		parts := strings.Split(c.RawQuery, "&")
+		for i, p := range parts {
+			if name, _, ok := strings.Cut(p, "="); ok && name != "" {
+				parts[i] = name + "=…"
+			} else {
+				parts[i] = "…"
+			}
+		}
+		c.RawQuery = strings.Join(parts, "&")
 	}
-	if c.Fragment != "" {
-		c.Fragment = "…"
+	hadFragment := c.Fragment != ""
+	c.Fragment, c.RawFragment = "", ""
+	out := c.String()
+	if hadFragment {
+		out += "#…" // through String it would read #%E2%80%A6
 	}
-	return c.String()
+	return out
+}
+
+// ShowURL is raw as a person may see it in a listing: redacted (see
+// [RedactURL]) and with every invisible or control character removed, so
+// a URL that was configured before [ValidateURL] refused them still
+// prints safely. What does not parse shows as "(not a valid URL)".
+func ShowURL(raw string) string {
+	raw = strings.Map(func(r rune) rune {
+		if invisible(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(raw, ""))
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(not a valid URL)"
+	}
+	return RedactURL(u)
+}
+
+// codePattern is what a provider's error code may look like to be shown:
+// an OAuth error ("invalid_token"), a JSON-RPC code ("-32042"), a dotted
+// name. Anything else is remote prose, not a code.
+var codePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
+
+// SafeCode returns code when it matches [A-Za-z0-9_.-]{1,40}, else "":
+// a provider's error code reaches models and people as it is, so text
+// that is not a code is dropped, never cut or cleaned into one.
+func SafeCode(code string) string {
+	if codePattern.MatchString(code) {
+		return code
+	}
+	return ""
 }
 
 // IsLoopbackHost reports whether host (no port) is localhost, in

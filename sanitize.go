@@ -3,9 +3,21 @@ package mcpgate
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 var secretPatterns = regexp.MustCompile(`(?i)(bearer\s+)[^\s"']+|((?:token|secret|password|passwd|api[_-]?key|access_token|refresh_token|code|authorization)\s*[=:]\s*)(?:bearer\s+)?[^\s&"',;]+|\b(?:sk|pk|rk|ghp|gho|ghs|xox[abp])[-_][A-Za-z0-9_-]{8,}`)
+
+// Unprintable reports a rune that must not reach a terminal or a page as
+// it is: C0 and C1 controls and DEL (a terminal obeys ESC and CSI), the
+// line and paragraph separators, and every format character (Unicode Cf):
+// the bidirectional overrides, isolates and marks that make text display
+// in another order than it reads, zero-width spaces and joiners, the byte
+// order mark. Newline and tab are controls too; callers that keep them
+// test for them first.
+func Unprintable(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r)
+}
 
 // Sanitize makes remote text fit to show a person: control characters
 // removed, anything that looks like a credential redacted, at most max
@@ -15,7 +27,7 @@ func Sanitize(s string, max int) string {
 		if r == '\n' || r == '\t' {
 			return ' '
 		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') {
+		if Unprintable(r) {
 			return -1
 		}
 		return r

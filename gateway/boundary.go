@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -69,9 +70,14 @@ func untrusted(source, content string, lim Limits) string {
 	return b.String()
 }
 
+// forgedMarker is what a model may read as the marker's name: the two
+// words in any case (long s included: it folds to s), joined by any dash,
+// space or invisible character.
+var forgedMarker = regexp.MustCompile(`(?i)untrusted[\p{Pd}\p{Cf}\s]*content`)
+
 // defuse keeps content from imitating the markers.
 func defuse(s string) string {
-	return strings.NewReplacer(markerName, "untrusted_content", "UNTRUSTED-CONTENT", "UNTRUSTED_CONTENT").Replace(s)
+	return forgedMarker.ReplaceAllString(s, "untrusted_content")
 }
 
 // bound cuts s to the byte and line limits, on a rune boundary, and says

@@ -185,7 +185,7 @@ func runAdd(ctx context.Context, app *App, opts *addOptions) error {
 		return err
 	}
 	out := app.IO.Out
-	fmt.Fprintf(out, "Added server %q: %s (auth %s) to %s\n", s.ID, s.URL, s.Auth, cfg.Path)
+	fmt.Fprintf(out, "Added server %q: %s (auth %s) to %s\n", s.ID, mcpgate.ShowURL(s.URL), s.Auth, cfg.Path)
 	if storesToken {
 		dir, _ := app.DataDir()
 		fmt.Fprintf(out, "Its bearer token is stored sealed in %s, not in the config.\n", dir)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/spf13/cobra"
 )
@@ -73,7 +74,7 @@ func runImport(app *App, opts *importOptions) error {
 		fmt.Fprintf(out, "Imported %d server(s) from %s (%s format) into %s:\n", len(res.Servers), opts.File, res.Format, cfg.Path)
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		for _, s := range res.Servers {
-			fmt.Fprintf(tw, "  %s\t%s\tauth %s\n", s.ID, s.URL, s.Auth)
+			fmt.Fprintf(tw, "  %s\t%s\tauth %s\n", s.ID, mcpgate.ShowURL(s.URL), s.Auth)
 		}
 		tw.Flush()
 	} else {

@@ -95,7 +95,7 @@ func (s *Server) serveServers(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) view(ctx context.Context, st manager.Status) serverView {
 	v := serverView{
-		ID: st.ID, Name: clean(st.Name, maxName), URL: clean(st.URL, maxName), Auth: string(st.Auth),
+		ID: st.ID, Name: clean(st.Name, maxName), URL: clean(mcpgate.ShowURL(st.URL), maxName), Auth: string(st.Auth),
 		Enabled: st.Enabled, State: string(st.State),
 		Tools: st.Tools, Prompts: st.Prompts, Resources: st.Resources, Stale: st.Stale,
 		Disabled: []string{},
@@ -143,7 +143,7 @@ func explain(st manager.Status, tokenEnv string, stepUp []string) *errorView {
 	case st.State == mcpgate.StateNeedsAuth && tokenEnv != "":
 		v.Next = "The server refused the bearer token. Set $" + clean(tokenEnv, maxName) + " to a valid token where mcpgate runs, then reconnect."
 	case st.State == mcpgate.StateNeedsAuth:
-		v.Next = "The server refused the bearer token. Store a new one: mcpgate add " + st.ID + " " + clean(st.URL, maxName) + " --auth bearer --replace"
+		v.Next = "The server refused the bearer token. Store a new one: mcpgate add " + st.ID + " " + clean(mcpgate.ShowURL(st.URL), maxName) + " --auth bearer --replace"
 	default:
 		v.Next = "Check the address and that the server is running, then reconnect."
 		v.Action = "reconnect"
@@ -464,7 +464,7 @@ func (s *Server) serveImportPreview(w http.ResponseWriter, r *http.Request) {
 	for _, c := range res.Servers {
 		_, err := s.opts.Manager.Config(c.ID)
 		v.Servers = append(v.Servers, importServer{
-			ID: c.ID, Name: clean(c.DisplayName(), maxName), URL: clean(c.URL, maxName), Auth: string(c.Auth), Exists: err == nil,
+			ID: c.ID, Name: clean(c.DisplayName(), maxName), URL: clean(mcpgate.ShowURL(c.URL), maxName), Auth: string(c.Auth), Exists: err == nil,
 		})
 	}
 	for _, sk := range res.Skipped {
