@@ -126,7 +126,7 @@ func explain(st manager.Status, tokenEnv string, stepUp []string) *errorView {
 	e := st.Error
 	v := &errorView{
 		Category: string(e.Category), HTTPStatus: e.HTTPStatus,
-		Code: clean(e.Code, maxName), Message: clean(e.Message, maxText),
+		Code: mcpgate.SafeCode(e.Code), Message: clean(e.Message, maxText),
 	}
 	switch {
 	case e.Code == "insufficient_scope":
