@@ -42,13 +42,37 @@ func Sanitize(s string, max int) string {
 		}
 		return "[redacted]"
 	})
-	s = strings.TrimSpace(s)
-	if len(s) > max {
-		cut := max
-		for cut > 0 && (s[cut]&0xc0) == 0x80 {
-			cut--
+	return cut(strings.TrimSpace(s), max)
+}
+
+// CleanText makes remote text of several lines fit to show a person as
+// it is, in a form or a dialog: invalid UTF-8 replaced, tabs made spaces,
+// every [Unprintable] character but the newline removed, at most max bytes
+// (cut on a rune boundary). Unlike [Sanitize] it keeps line breaks and
+// redacts nothing, so a question reads as the server wrote it.
+func CleanText(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return r
+		case r == '\t':
+			return ' '
+		case Unprintable(r):
+			return -1
 		}
-		s = s[:cut] + "…"
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	return cut(strings.TrimSpace(s), max)
+}
+
+// cut bounds s to max bytes on a rune boundary, marking a cut with "…".
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	return s
+	n := max
+	for n > 0 && (s[n]&0xc0) == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }

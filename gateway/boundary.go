@@ -19,6 +19,12 @@ type Limits struct {
 	// are described instead. Default 256 KiB; negative describes all. The
 	// same bound applies to binary resource contents the bridge passes on.
 	MaxImageBytes int
+	// MaxAttachedBytes bounds the images (and binary resource contents)
+	// one answer passes on together, each counted at its decoded size;
+	// those past it are described instead. Default 1 MiB, so an answer
+	// stays under about 1.4 MiB of base64 however many images a server
+	// returns.
+	MaxAttachedBytes int
 	// MaxStructuredBytes bounds a tool's structured content (as JSON) the
 	// bridge passes on to a host; default 64 KiB.
 	MaxStructuredBytes int
@@ -34,10 +40,28 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxImageBytes == 0 {
 		l.MaxImageBytes = 256 << 10
 	}
+	if l.MaxAttachedBytes <= 0 {
+		l.MaxAttachedBytes = 1 << 20
+	}
 	if l.MaxStructuredBytes <= 0 {
 		l.MaxStructuredBytes = 64 << 10
 	}
 	return l
+}
+
+// attachBudget counts what one answer passes on as binary content.
+type attachBudget struct {
+	lim  Limits
+	used int
+}
+
+// take reports whether n more bytes may be attached, and counts them.
+func (a *attachBudget) take(n int) bool {
+	if a.lim.MaxImageBytes <= 0 || n > a.lim.MaxImageBytes || a.used+n > a.lim.MaxAttachedBytes {
+		return false
+	}
+	a.used += n
+	return true
 }
 
 // The marker around server-provided text. Every block carries a fresh

@@ -444,3 +444,38 @@ func TestSignInErrorsKeepRemoteTextOut(t *testing.T) {
 		}
 	}
 }
+
+// TestManyImagesAreBoundedTogether: each image may be small enough to
+// pass, but an answer carries a bounded total of them; the rest are
+// described, so the model knows they exist.
+func TestManyImagesAreBoundedTogether(t *testing.T) {
+	img := make([]byte, 200<<10)
+	h := fake.StartHostile(t, fake.HostileOptions{CallTool: func(w http.ResponseWriter, r *http.Request, id, params json.RawMessage) {
+		var content []mcp.Content
+		for range 100 {
+			content = append(content, &mcp.ImageContent{MIMEType: "image/png", Data: img})
+		}
+		fake.WriteResult(w, id, &mcp.CallToolResult{Content: content})
+	}})
+	g := newGateway(t, cfg("pics", h.URL))
+	var input gateway.Input
+	json.Unmarshal([]byte(`{"action":"call","server":"pics","tool":"ping"}`), &input)
+	res := g.Handle(context.Background(), &input)
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 2<<20 {
+		t.Errorf("the answer is %d bytes", len(b))
+	}
+	images := 0
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.ImageContent); ok {
+			images++
+		}
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if images == 0 || images >= 100 || !strings.Contains(text, "not shown") {
+		t.Errorf("%d images attached; text:\n%.600s", images, text)
+	}
+}
