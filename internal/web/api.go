@@ -371,6 +371,14 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request) {
 		err = s.opts.Manager.Disconnect(r.Context(), id)
 	case "remove":
 		err = s.change(r.Context(), func(f *config.File) error { return f.Remove(id) })
+		if err == nil && s.opts.OAuth != nil {
+			// As `mcpgate remove` does: a server added later under this
+			// name must not start with the old sign-in or token.
+			s.forgetLogin(id)
+			if _, lerr := s.opts.OAuth.Logout(r.Context(), cfg); lerr != nil {
+				err = fmt.Errorf("the server is removed, but its stored credential could not be deleted: %w", lerr)
+			}
+		}
 	case "logout":
 		if s.opts.OAuth == nil || cfg.Auth != mcpgate.AuthOAuth {
 			err = mcpgate.Errorf(mcpgate.CategoryInvalid, "server %q does not sign in", id)

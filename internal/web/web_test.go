@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/internal/fake"
 	"github.com/mcpgate/mcpgate/internal/web"
+	"github.com/mcpgate/mcpgate/store"
 )
 
 func TestNewRefusesNonLoopbackAddresses(t *testing.T) {
@@ -396,5 +397,23 @@ func TestAddingAnExistingNameKeepsItsToken(t *testing.T) {
 	_, body := e.do("GET", "/api/servers", nil)
 	if strings.Contains(body, "right-token") {
 		t.Error("the page shows the bearer token")
+	}
+}
+
+// TestRemovingAServerDeletesItsCredential: removing on the page forgets
+// the stored credential as `mcpgate remove` does, so a server added later
+// under the same name does not start with the old token.
+func TestRemovingAServerDeletesItsCredential(t *testing.T) {
+	srv := fake.Start(t, &fake.Options{BearerToken: "right-token"})
+	e := newEnv(t)
+	if code, body := e.do("POST", "/api/servers", map[string]string{"id": "api", "url": srv.URL, "auth": "bearer", "bearerToken": "right-token"}); code != http.StatusCreated {
+		t.Fatalf("add: %d %s", code, body)
+	}
+	e.waitState("api", "ready")
+	if code, body := e.do("POST", "/api/servers/api/remove", struct{}{}); code != http.StatusAccepted {
+		t.Fatalf("remove: %d %s", code, body)
+	}
+	if _, err := e.st.GetCredential(context.Background(), "", "api"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the credential outlived its server: %v", err)
 	}
 }
