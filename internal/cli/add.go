@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -212,7 +211,9 @@ func runAdd(ctx context.Context, app *App, opts *addOptions) error {
 const maxTokenBytes = 16 << 10
 
 // readToken reads the bearer token for server id: typed (or pasted)
-// without echo on a terminal, else the first line of stdin. It is never
+// without echo on a terminal, else all of stdin, which must be one line
+// (a trailing line break and blank lines aside): a token cut to its first
+// line would be refused by the server on every request. It is never
 // printed, not even in an error.
 func readToken(ctx context.Context, streams *IO, id string) (string, error) {
 	var line string
@@ -225,14 +226,16 @@ func readToken(ctx context.Context, streams *IO, id string) (string, error) {
 		}
 		line = s
 	} else {
-		s, err := bufio.NewReader(io.LimitReader(streams.In, maxTokenBytes+2)).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
+		b, err := io.ReadAll(io.LimitReader(streams.In, maxTokenBytes+64))
+		if err != nil {
 			return "", fmt.Errorf("reading the token from stdin: %w", err)
 		}
-		line = s
+		line = string(b)
 	}
 	token := strings.TrimSpace(line)
 	switch {
+	case strings.ContainsAny(token, "\r\n"):
+		return "", usageErrorf("the bearer token on stdin has %d lines; a token is one line (check the file holds only the token)", strings.Count(strings.ReplaceAll(token, "\r\n", "\n"), "\n")+1)
 	case token == "":
 		return "", usageErrorf("--auth bearer reads the token from stdin, which is empty; pipe it in (mcpgate add %s URL --auth bearer < token.txt) or name the variable holding it with --bearer-token-env VAR", id)
 	case len(token) > maxTokenBytes:

@@ -200,3 +200,23 @@ func TestHeaderParsing(t *testing.T) {
 		}
 	}
 }
+
+// TestAddRefusesAMultiLineToken: a token file of several lines (a wrapped
+// token, a token and a comment) was cut to its first line without a word,
+// and the server then refused every request.
+func TestAddRefusesAMultiLineToken(t *testing.T) {
+	h := newHarness(t)
+	r := h.runIn("first-half\nsecond-half\n", "add", "api", "https://api.example.com/mcp", "--auth", "bearer")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "one line") {
+		t.Errorf("a two-line token: %s", r)
+	}
+	if strings.Contains(r.stdout+r.stderr, "first-half") || strings.Contains(r.stdout+r.stderr, "second-half") {
+		t.Errorf("the token was printed: %s", r)
+	}
+	if strings.Contains(string(h.configBytes()), "api.example.com") {
+		t.Error("the server was added anyway")
+	}
+	if r := h.runIn("one-line-token\r\n\n", "add", "ok", "https://api.example.com/mcp", "--auth", "bearer"); r.code != 0 {
+		t.Errorf("a one-line token with a trailing CRLF and blank line: %s", r)
+	}
+}
