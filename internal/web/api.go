@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -426,6 +427,9 @@ func (s *Server) serveToggleTool(w http.ResponseWriter, r *http.Request) {
 type importRequest struct {
 	Text    string `json:"text"`
 	Replace bool   `json:"replace"`
+	// AllowEnv names the environment variables the imported headers may
+	// read: every one the preview listed, or the import is refused.
+	AllowEnv []string `json:"allowEnv"`
 }
 
 type importView struct {
@@ -433,6 +437,9 @@ type importView struct {
 	Servers []importServer `json:"servers"`
 	Skipped []importNote   `json:"skipped"`
 	Notes   []importNote   `json:"notes"`
+	// Env is every variable the servers' headers read, for the page to
+	// ask the person before it sends them as AllowEnv.
+	Env []string `json:"env"`
 }
 
 // importNote is a skipped entry and its reason, or a note for a server.
@@ -447,6 +454,10 @@ type importServer struct {
 	URL    string `json:"url"`
 	Auth   string `json:"auth"`
 	Exists bool   `json:"exists"`
+	// Headers are the names of the headers it sends; Env the variables
+	// they read, whose values go to this server with every request.
+	Headers []string `json:"headers"`
+	Env     []string `json:"env"`
 }
 
 func (s *Server) parseImport(w http.ResponseWriter, r *http.Request) (*config.ImportResult, *importRequest, bool) {
@@ -468,13 +479,26 @@ func (s *Server) serveImportPreview(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := importView{Format: string(res.Format), Servers: []importServer{}, Skipped: []importNote{}, Notes: []importNote{}}
+	v := importView{Format: string(res.Format), Servers: []importServer{}, Skipped: []importNote{}, Notes: []importNote{}, Env: []string{}}
+	uses := res.EnvUses()
 	for _, c := range res.Servers {
 		_, err := s.opts.Manager.Config(c.ID)
-		v.Servers = append(v.Servers, importServer{
+		is := importServer{
 			ID: c.ID, Name: clean(c.DisplayName(), maxName), URL: clean(mcpgate.ShowURL(c.URL), maxName), Auth: string(c.Auth), Exists: err == nil,
-		})
+			Headers: slices.Sorted(maps.Keys(c.Headers)), Env: []string{},
+		}
+		for _, u := range uses {
+			if u.Server == c.ID && !slices.Contains(is.Env, u.Variable) {
+				is.Env = append(is.Env, u.Variable)
+			}
+			if !slices.Contains(v.Env, u.Variable) {
+				v.Env = append(v.Env, u.Variable)
+			}
+		}
+		slices.Sort(is.Env)
+		v.Servers = append(v.Servers, is)
 	}
+	slices.Sort(v.Env)
 	for _, sk := range res.Skipped {
 		v.Skipped = append(v.Skipped, importNote{Name: clean(sk.Name, maxName), Text: clean(sk.Reason, maxText)})
 	}
@@ -492,6 +516,10 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(res.Servers) == 0 {
 		writeError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "nothing to import: the file has no remote server"))
+		return
+	}
+	if err := res.CheckEnv(req.AllowEnv); err != nil {
+		writeError(w, err)
 		return
 	}
 	if err := s.change(r.Context(), func(f *config.File) error { return f.Import(res, req.Replace) }); err != nil {

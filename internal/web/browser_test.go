@@ -228,7 +228,7 @@ func TestBrowserImportReportsSkippedEntries(t *testing.T) {
 	srv := fake.Start(t, nil)
 	e := newEnv(t)
 	b := newBrowser(t)
-	claude := `{"mcpServers": {"remote": {"type": "http", "url": "` + srv.URL + `"}, "local": {"command": "npx", "args": ["-y", "some-server"]}}}`
+	claude := `{"mcpServers": {"remote": {"type": "http", "url": "` + srv.URL + `", "headers": {"X-Team": "${TEAM_ID:-none}"}}, "local": {"command": "npx", "args": ["-y", "some-server"]}}}`
 
 	b.run("opening the page", chromedp.Navigate(e.page.URL()), chromedp.WaitVisible(chromedp.CSS("#import-form")))
 	b.run("previewing",
@@ -241,8 +241,16 @@ func TestBrowserImportReportsSkippedEntries(t *testing.T) {
 	if _, err := e.m.Status("remote"); err == nil {
 		t.Fatal("the preview imported something")
 	}
+	b.waitText(`#import-result li[data-import="remote"]`, "reads $TEAM_ID")
 	b.shot("preview")
+	// Until the person allows the variable, the import is refused.
+	b.run("confirming without allowing the variable", chromedp.Click(chromedp.CSS("#import-confirm")))
+	b.waitText("#notice", "TEAM_ID")
+	if _, err := e.m.Status("remote"); err == nil {
+		t.Fatal("imported with the variable not allowed")
+	}
 	b.run("confirming",
+		chromedp.Click(chromedp.CSS("#import-allow-env")),
 		chromedp.Click(chromedp.CSS("#import-confirm")),
 		chromedp.WaitVisible(chromedp.CSS(`#server-remote`)),
 	)

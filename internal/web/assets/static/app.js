@@ -364,10 +364,20 @@
     if (p.servers.length) {
       const ul = el("ul", { class: "import-servers" });
       for (const s of p.servers) {
+        let sends = "";
+        if (s.headers.length) sends += "; headers " + s.headers.join(", ");
+        if (s.env.length) sends += "; reads $" + s.env.join(", $");
         ul.append(el("li", { "data-import": s.id }, el("code", { text: s.id }),
-          el("span", { text: " " + s.url + " (auth " + s.auth + ")" + (s.exists ? " — already configured" + (body.replace ? ", will be replaced" : ", refused unless you replace") : "") })));
+          el("span", { text: " " + s.url + " (auth " + s.auth + sends + ")" + (s.exists ? " — already configured" + (body.replace ? ", will be replaced" : ", refused unless you replace") : "") })));
       }
       parts.push(el("p", { text: "Will come in:" }), ul);
+      if (p.env.length) {
+        // A project's file can name any variable; its value would go to
+        // the file's URL with every request. The person allows them here.
+        parts.push(el("label", { class: "import-env" },
+          el("input", { type: "checkbox", id: "import-allow-env" }),
+          el("span", { text: " Send the values of $" + p.env.join(", $") + " from mcpgate's environment to these servers with every request" })));
+      }
     } else {
       parts.push(el("p", { text: "Nothing to import: the file has no remote server." }));
     }
@@ -386,7 +396,8 @@
         el("button", { type: "button", id: "import-confirm", class: "primary", text: "Import " + p.servers.length + (p.servers.length === 1 ? " server" : " servers"),
           onclick: async () => {
             try {
-              const r = await api("POST", "/api/import", body);
+              const allow = $("#import-allow-env");
+              const r = await api("POST", "/api/import", Object.assign({}, body, { allowEnv: allow && allow.checked ? p.env : [] }));
               out.replaceChildren(el("p", { text: "Imported " + r.imported.join(", ") + "." }));
               $("#import-text").value = "";
               await refresh();
