@@ -337,3 +337,26 @@ func TestBrowserAnswerElicitationCard(t *testing.T) {
 		t.Errorf("the export lacks the call: %s", export)
 	}
 }
+
+// TestBrowserMultiSelectCard: a multi-select field is a box per choice
+// showing the choice's title, and the answer is the list of values ticked.
+func TestBrowserMultiSelectCard(t *testing.T) {
+	e := newEnv(t)
+	e.putQuestion("multi", `{"type":"object","properties":{
+		"colours":{"type":"array","title":"Colours","items":{"anyOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"},{"const":"b","title":"Blue"}]},"default":["b"]}
+	},"required":["colours"]}`)
+	b := newBrowser(t)
+	card := `form.pending[data-server="demo"]`
+	b.run("opening the page", chromedp.Navigate(e.page.URL()), chromedp.WaitVisible(chromedp.CSS(card+` input[name="colours"][value="g"]`)))
+	b.waitText(card+` fieldset[data-field="colours"]`, "Green")
+	b.shot("multi-select")
+	b.run("answering",
+		chromedp.Click(chromedp.CSS(card+` input[name="colours"][value="r"]`)),
+		chromedp.Click(chromedp.CSS(card+` button[data-action="accept"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(card)),
+	)
+	a := e.storedAnswer("multi", 5*time.Second)
+	if a == nil || a.Action != "accept" || fmt.Sprint(a.Content["colours"]) != "[r b]" {
+		t.Errorf("answer: %+v", a)
+	}
+}

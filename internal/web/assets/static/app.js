@@ -227,14 +227,24 @@
     for (const f of p.fields) {
       const label = f.title || f.name;
       let input;
+      const choiceTitle = (i) => (f.enumTitles && f.enumTitles[i]) || f.enum[i];
       if (f.type === "boolean") {
         input = el("input", { type: "checkbox", name: f.name, checked: f.default === true });
         form.append(el("label", { class: "inline" }, input, el("span", { text: label })));
+      } else if (f.type === "array") {
+        // A multi-select: one checkbox per choice; the answer is the list
+        // of the values ticked.
+        const picked = Array.isArray(f.default) ? f.default : [];
+        input = f.enum.map((v, i) => el("input", { type: "checkbox", name: f.name, value: v, checked: picked.includes(v) }));
+        form.append(el("fieldset", { "data-field": f.name },
+          el("legend", { text: label + (f.required ? " (required)" : "") }),
+          ...input.map((box, i) => el("label", { class: "inline" }, box, el("span", { text: choiceTitle(i) }))),
+          f.description ? el("small", { class: "muted", text: f.description }) : null));
       } else {
         if (f.enum && f.enum.length) {
           input = el("select", { name: f.name, required: f.required });
           if (!f.required) input.append(el("option", { value: "", text: "—" }));
-          for (const v of f.enum) input.append(el("option", { value: v, text: v, selected: v === f.default }));
+          f.enum.forEach((v, i) => input.append(el("option", { value: v, text: choiceTitle(i), selected: v === f.default })));
         } else {
           input = el("input", {
             name: f.name, required: f.required,
@@ -258,6 +268,7 @@
         body.content = {};
         for (const [name, [f, input]] of Object.entries(inputs)) {
           if (f.type === "boolean") body.content[name] = input.checked;
+          else if (f.type === "array") body.content[name] = input.filter((box) => box.checked).map((box) => box.value);
           else if (input.value === "") continue;
           else if (f.type === "string") body.content[name] = input.value;
           else body.content[name] = Number(input.value);
