@@ -32,6 +32,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /static/", http.FileServerFS(staticFS))
 	mux.HandleFunc("GET /events", s.serveEvents)
 	mux.HandleFunc("GET /login/start", s.serveLoginStart)
+	mux.HandleFunc("POST /api/login", s.serveLoginTicket)
 	mux.HandleFunc("GET /api/servers", s.serveServers)
 	mux.HandleFunc("POST /api/servers", s.serveAdd)
 	mux.HandleFunc("GET /api/servers/{id}/tools", s.serveTools)

@@ -65,10 +65,20 @@
   async function run(name, id, arg) {
     try {
       if (name === "signin") {
-        const q = new URLSearchParams({ server: id });
-        if (arg) q.set("issuer", arg);
-        // noopener: the authorization server's page gets no handle on this one.
-        window.open("/login/start?" + q.toString(), "_blank", "noopener");
+        // The tab opens now, while the click still counts (popup
+        // blockers), and goes to its single-use address once the page has
+        // it. Its opener is cut: the authorization server's page gets no
+        // handle on this one.
+        const tab = window.open("", "_blank");
+        if (tab) tab.opener = null;
+        try {
+          const t = await api("POST", "/api/login", { server: id, issuer: arg || "" });
+          if (tab) tab.location.href = t.url;
+          else window.open(t.url, "_blank", "noopener");
+        } catch (e) {
+          if (tab) tab.close();
+          throw e;
+        }
         return;
       }
       if (name === "catalog") {
