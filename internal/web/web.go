@@ -46,7 +46,8 @@
 // Server-provided text (names, descriptions, errors) is sanitized and
 // bounded here and inserted by the page as text, never as markup. No token,
 // code, verifier or secret is ever sent to the page: a sign-in starts at
-// /login/start, which answers with a redirect to the authorization server,
+// /login/start (with a single-use ticket from POST /api/login), which
+// answers with a redirect to the authorization server,
 // and the outcome reaches the page as a state change.
 //
 // # Example
