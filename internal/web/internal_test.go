@@ -25,7 +25,7 @@ func TestChooseIssuerOffersTheIssuers(t *testing.T) {
 }
 
 // TestPageAddressExpires: an address nobody opened stops working after
-// LaunchTTL, as a sign-in ticket does after ticketTTL.
+// launchTTL, as a sign-in ticket does after ticketTTL.
 func TestPageAddressExpires(t *testing.T) {
 	m, err := manager.New(nil, nil)
 	if err != nil {
@@ -42,13 +42,13 @@ func TestPageAddressExpires(t *testing.T) {
 	defer func() { timeNow = time.Now }()
 	fresh, stale := s.URL(), s.URL()
 	token := func(u string) string { return u[strings.Index(u, "token=")+len("token="):] }
-	now = now.Add(LaunchTTL - time.Second)
+	now = now.Add(launchTTL - time.Second)
 	if !s.redeem(token(fresh)) {
 		t.Error("an address within its time was refused")
 	}
 	now = now.Add(2 * time.Second)
 	if s.redeem(token(stale)) {
-		t.Error("an address past LaunchTTL opened the page")
+		t.Error("an address past launchTTL opened the page")
 	}
 	s.tickets["t"] = loginTicket{server: "x", expiry: now.Add(ticketTTL)}
 	now = now.Add(ticketTTL + time.Second)

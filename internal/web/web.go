@@ -13,7 +13,7 @@
 //     localhost:PORT), which defeats DNS rebinding;
 //   - the request must carry the page's session: each address [Server.URL]
 //     makes carries its own token as ?token=, which opens the page once and
-//     within [LaunchTTL] (the address the browser is started with is on its
+//     within ten minutes (the address the browser is started with is on its
 //     command line, which every user of the machine can read); that first
 //     request gets an HttpOnly, SameSite=Strict cookie named for the port
 //     (browsers send a cookie to every port of a host, so two pages would
@@ -85,9 +85,9 @@ import (
 // page's session once it has been opened.
 const cookiePrefix = "mcpgate_ui_"
 
-// LaunchTTL is how long an address from [Server.URL] opens the page if
+// launchTTL is how long an address from [Server.URL] opens the page if
 // it is not used; once used, it is spent.
-var LaunchTTL = 10 * time.Minute
+const launchTTL = 10 * time.Minute
 
 // timeNow is the clock, a seam for tests.
 var timeNow = time.Now
@@ -209,7 +209,7 @@ func newToken() (string, error) {
 }
 
 // URL makes an address to open the page with: it carries a fresh token
-// that opens the page once, within [LaunchTTL]. Make one for each use
+// that opens the page once, within ten minutes. Make one for each use
 // (one to print, one for the browser), so each is spent on its own.
 func (s *Server) URL() string {
 	token, err := newToken()
@@ -223,7 +223,7 @@ func (s *Server) URL() string {
 			delete(s.launches, t)
 		}
 	}
-	s.launches[token] = now.Add(LaunchTTL)
+	s.launches[token] = now.Add(launchTTL)
 	s.mu.Unlock()
 	return "http://" + s.opts.Addr + "/?token=" + token
 }
