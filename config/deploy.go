@@ -626,6 +626,12 @@ func (d *Deployment) Tenant(id string) (*Tenant, bool) {
 	return &c, true
 }
 
+// HasTenant reports whether the tenant id is configured.
+func (d *Deployment) HasTenant(id string) bool {
+	_, ok := d.tenants[id]
+	return ok
+}
+
 // TenantForClaim returns the ID of the tenant a token's tenant claim value
 // means: the tenant whose TenantClaimValue it is, else the tenant with
 // that ID (when it has no TenantClaimValue).
