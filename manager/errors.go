@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/netpolicy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,6 +61,11 @@ func classify(ctx context.Context, what string, err error, obs *observation) *mc
 		if errors.Is(err, errSuperseded) {
 			e.Message = what + ": " + errSuperseded.Error()
 		}
+	case errors.Is(err, netpolicy.ErrRefused):
+		// Before the network errors: the refusal comes wrapped in the
+		// url.Error of the dial it stopped, and retrying will not help.
+		e.Category = mcpgate.CategoryPolicy
+		e.Message = what + ": " + refusal(err)
 	case errors.Is(err, mcp.ErrSessionMissing):
 		e.Category = mcpgate.CategoryProtocol
 		e.HTTPStatus = http.StatusNotFound
@@ -209,6 +215,16 @@ func networkReason(err error) string {
 		return "the network timed out"
 	}
 	return "could not reach the server"
+}
+
+// refusal is the network policy's own words for people: it names a host
+// and an address, never a URL.
+func refusal(err error) string {
+	var re *netpolicy.RefusedError
+	if errors.As(err, &re) {
+		return mcpgate.Sanitize(re.Error(), 400)
+	}
+	return netpolicy.ErrRefused.Error()
 }
 
 // info converts an attributed error for Status.
