@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,7 +201,12 @@ func isNetworkError(err error) bool {
 
 func networkReason(err error) string {
 	var dns *net.DNSError
+	var unknownCA x509.UnknownAuthorityError
 	switch {
+	case errors.As(err, &unknownCA):
+		// Behind a company's TLS-inspecting proxy, or for a server with
+		// an internal CA, this is the first thing people meet.
+		return "the server's TLS certificate is signed by an authority this machine does not trust (a company CA? name its PEM file in SSL_CERT_FILE)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused (is the server running?)"
 	case errors.As(err, &dns):

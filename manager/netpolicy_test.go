@@ -3,8 +3,6 @@ package manager
 import (
 	"errors"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -25,19 +23,6 @@ func policyClient(t *testing.T, n *netpolicytest.Network) *http.Client {
 	}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}
-}
-
-// forwardTo is a handler that passes every request to the fake server at
-// target, as the server reached under another name would answer.
-func forwardTo(target string) http.Handler {
-	u, _ := url.Parse(target)
-	return &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(&url.URL{Scheme: u.Scheme, Host: u.Host})
-			r.Out.Host = u.Host
-		},
-		FlushInterval: -1, // event streams as they come
-	}
 }
 
 // TestNetworkPolicyRefusesARebindingName: a server configured under a
@@ -72,7 +57,7 @@ func TestNetworkPolicyRefusesARebindingName(t *testing.T) {
 func TestAllowPrivateNetworkReachesTheServer(t *testing.T) {
 	srv := fake.Start(t, nil)
 	n := netpolicytest.New(t)
-	n.Serve("10.1.2.3", []string{"mcp.corp.test"}, forwardTo(srv.URL))
+	n.Forward("10.1.2.3", []string{"mcp.corp.test"}, srv.URL)
 	c := cfg("intranet", "https://mcp.corp.test/mcp")
 	m := newManager(t, &Options{HTTPClient: policyClient(t, n)}, c)
 	ctx := ctxT(t, 20*time.Second)

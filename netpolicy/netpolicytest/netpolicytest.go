@@ -28,7 +28,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -142,6 +144,26 @@ func (n *Network) Serve(addr string, names []string, h http.Handler) *httptest.S
 		n.Resolve(name, addr)
 	}
 	return srv
+}
+
+// Forward is Serve with a handler that passes every request on to the
+// server at target (http://127.0.0.1:port), Host header included, and
+// event streams as they come: a loopback test server reached under a
+// public or private name.
+func (n *Network) Forward(addr string, names []string, target string) *httptest.Server {
+	n.t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return n.Serve(addr, names, &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(&url.URL{Scheme: u.Scheme, Host: u.Host})
+			r.Out.Host = u.Host
+		},
+		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0),
+	})
 }
 
 func (n *Network) leaf(names []string, ip netip.Addr) tls.Certificate {
