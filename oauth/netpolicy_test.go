@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -46,15 +47,22 @@ func newSSRFSetup(t *testing.T, authServers func(s *ssrfSetup) []string) *ssrfSe
 			w.WriteHeader(http.StatusUnauthorized)
 		}
 	}))
-	tr, err := netpolicy.New(s.n.Options(nil))
+	s.client = s.newClient(t, nil)
+	s.cfg = oauthCfg("docs", resource)
+	return s
+}
+
+// newClient is an oauth client over the setup's network in an environment
+// of env (proxies, CAs, secrets).
+func (s *ssrfSetup) newClient(t *testing.T, env map[string]string) *oauth.Client {
+	t.Helper()
+	tr, err := netpolicy.New(s.n.Options(env))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(tr.CloseIdleConnections)
 	st, _ := newEnv(t).open()
-	s.client = oauth.New(&oauth.Options{Store: st, HTTPClient: &http.Client{Transport: tr}})
-	s.cfg = oauthCfg("docs", resource)
-	return s
+	return oauth.New(&oauth.Options{Store: st, HTTPClient: &http.Client{Transport: tr}, Getenv: func(k string) string { return env[k] }})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -175,5 +183,56 @@ func TestPrivateAuthorizationServerWhenAllowed(t *testing.T) {
 	}
 	if s.internal.Load() != 0 {
 		t.Errorf("the registration POST reached the loopback service (%d requests)", s.internal.Load())
+	}
+}
+
+// TestSignInThroughTheProxy: HTTPS_PROXY and SSL_CERT_FILE carry the
+// sign-in's requests as they carry MCP's: discovery and the token request
+// go through the proxy (mcpgate resolves nothing itself) to servers only
+// the CA in SSL_CERT_FILE vouches for.
+func TestSignInThroughTheProxy(t *testing.T) {
+	s := newSSRFSetup(t, func(*ssrfSetup) []string { return []string{"https://auth.example.test"} })
+	var tokens atomic.Int32
+	s.n.Serve("203.0.113.21", []string{"auth.example.test"}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			writeJSON(w, map[string]any{
+				"issuer":                           "https://auth.example.test",
+				"authorization_endpoint":           "https://auth.example.test/authorize",
+				"token_endpoint":                   "https://auth.example.test/token",
+				"code_challenge_methods_supported": []string{"S256"},
+			})
+		case "/token":
+			if user, pass, _ := r.BasicAuth(); user != "ci" || pass != "ci-secret-value" || r.PostFormValue("grant_type") != "client_credentials" {
+				http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+				return
+			}
+			tokens.Add(1)
+			writeJSON(w, map[string]any{"access_token": "at-1", "token_type": "Bearer", "expires_in": 3600})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	proxy := s.n.StartProxy()
+	client := s.newClient(t, map[string]string{"HTTPS_PROXY": proxy.URL, "CI_SECRET": "ci-secret-value"})
+	cfg := s.cfg
+	cfg.Grant, cfg.ClientID, cfg.ClientSecretEnv = mcpgate.GrantClientCredentials, "ci", "CI_SECRET"
+	if _, _, err := login(t, client, cfg, nil); err != nil {
+		t.Fatalf("login through the proxy: %v", err)
+	}
+	if tokens.Load() != 1 {
+		t.Errorf("%d token requests", tokens.Load())
+	}
+	got := proxy.Targets()
+	for _, want := range []string{"mcp.example.test:443", "auth.example.test:443"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the proxy was not asked for %s: %v", want, got)
+		}
+	}
+	if l := s.n.Lookups(); len(l) > 0 {
+		t.Errorf("mcpgate resolved %v itself", l)
+	}
+	if d := s.n.Dialled(); slices.ContainsFunc(d, func(a string) bool { return a != strings.TrimPrefix(proxy.URL, "http://") }) {
+		t.Errorf("dialled %v besides the proxy", d)
 	}
 }
