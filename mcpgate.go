@@ -118,6 +118,13 @@ type ServerConfig struct {
 	Headers map[string]string
 	// Timeout bounds a tool call; zero means [DefaultCallTimeout].
 	Timeout time.Duration
+	// AllowPrivateNetwork lets this server's requests, and those of its
+	// sign-in, reach private network addresses (RFC 1918, CGNAT
+	// 100.64.0.0/10, IPv6 unique local fc00::/7): a server inside a
+	// company network. Without it only public addresses are dialled (and
+	// loopback for a server configured on loopback); link-local and cloud
+	// metadata addresses never are (see package netpolicy).
+	AllowPrivateNetwork bool
 }
 
 // DisplayName is the name people see.
@@ -142,15 +149,19 @@ func (c ServerConfig) ToolEnabled(tool string) bool {
 }
 
 // Binding identifies what a live session was authenticated against: the
-// complete URL and every setting that decides which credential is sent. A
-// change of binding must pass the manager's disconnect barrier so a
-// credential never reaches a server it was not meant for.
+// complete URL and every setting that decides which credential is sent,
+// and where its requests may go. A change of binding must pass the
+// manager's disconnect barrier so a credential never reaches a server it
+// was not meant for, and a narrowed network policy holds at once.
 func (c ServerConfig) Binding() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "url=%s\nauth=%s\nbearer=%s\nclient=%s\nsecret=%s\nmeta=%s\ngrant=%s\nkey=%s\ndpop=%t\n",
 		c.URL, c.Auth, c.BearerTokenEnv, c.ClientID, c.ClientSecretEnv, c.ClientMetadataURL, c.Grant, c.PrivateKeyFile, c.DPoP)
 	fmt.Fprintf(&b, "assertion=%s|%s\nidtoken=%s|%s\nidp=%s|%s|%s\n",
 		c.AssertionFile, c.AssertionEnv, c.IDTokenFile, c.IDTokenEnv, c.IDPTokenEndpoint, c.IDPClientID, c.IDPClientSecretEnv)
+	if c.AllowPrivateNetwork {
+		b.WriteString("network=private\n")
+	}
 	keys := make([]string, 0, len(c.Headers))
 	for k := range c.Headers {
 		keys = append(keys, k)
@@ -482,6 +493,7 @@ const (
 	CategoryCancelled   Category = "cancelled"   // the operation was cancelled
 	CategoryUnsupported Category = "unsupported" // out of scope (stdio, SSE, URL elicitation...)
 	CategoryConflict    Category = "conflict"    // already exists
+	CategoryPolicy      Category = "policy"      // refused by the outbound network policy (package netpolicy)
 	CategoryInternal    Category = "internal"    // a bug in mcpgate
 )
 

@@ -107,6 +107,8 @@ func TestBindingChangesWithCredentialSettings(t *testing.T) {
 		func(c *ServerConfig) { c.Auth = AuthNone; c.BearerTokenEnv = "" },
 		func(c *ServerConfig) { c.BearerTokenEnv = "U" },
 		func(c *ServerConfig) { c.Headers = map[string]string{"X": "1"} },
+		// Where requests may go: narrowing it must end the live session.
+		func(c *ServerConfig) { c.AllowPrivateNetwork = true },
 	} {
 		c := base
 		change(&c)

@@ -68,6 +68,9 @@ func (g *Gateway) modelError(server string, err error) string {
 		b.WriteString("The server answered with an HTTP error. Retry once; if it persists, tell the person.")
 	case mcpgate.CategoryRemote:
 		b.WriteString("The server reported an error for this request; check the arguments against describe.")
+	case mcpgate.CategoryPolicy:
+		// The refusal names hosts a server's metadata chose: fixed words.
+		b.WriteString("mcpgate's network policy refused an address this server or its sign-in would connect to (link-local, cloud metadata, private or loopback). Retrying will not help; tell the person, whose configuration decides what the server may reach.")
 	case mcpgate.CategoryProtocol:
 		b.WriteString("The server's answer broke the protocol or a size bound. Try a smaller request, or tell the person.")
 	default:

@@ -166,6 +166,20 @@ func TestRemoteErrorTextNeverReachesTheModel(t *testing.T) {
 	}
 }
 
+// TestPolicyRefusalGuidesThePerson: a refusal by the network policy
+// reaches the model as its category and a fixed next step, never the
+// host names the refusal quotes for people.
+func TestPolicyRefusalGuidesThePerson(t *testing.T) {
+	g := newGateway(t, cfg("meta", "https://169.254.169.254/mcp"))
+	out, isErr := run(t, g, `{"action":"call","server":"meta","tool":"ping"}`)
+	if !isErr || !strings.HasPrefix(out, "error: policy. ") || !strings.Contains(out, "network policy") {
+		t.Fatalf("policy refusal: %s", out)
+	}
+	if strings.Contains(out, "169.254.169.254") {
+		t.Errorf("the refusal's own text reached the model: %s", out)
+	}
+}
+
 func TestCorrectiveMessages(t *testing.T) {
 	srv := fake.Start(t, nil)
 	g := newGateway(t, cfg("demo", srv.URL))

@@ -92,6 +92,7 @@ func TestAddOptions(t *testing.T) {
 		"--header", "X-Team: ${TEAM_ID}", "--header", "X-Env:prod",
 		"--connect-on-startup", "--disabled", "--timeout", "90s")
 	h.mustRun(0, "add", "gh", "https://gh.example.com/mcp", "--auth", "oauth", "--scope", "repo", "--scope", "read:org")
+	h.mustRun(0, "add", "wiki", "https://wiki.corp.internal/mcp", "--allow-private-network")
 
 	cfg, err := (&App{configFlag: h.cfg, Getenv: func(string) string { return "" }}).Config()
 	if err != nil {
@@ -108,6 +109,7 @@ func TestAddOptions(t *testing.T) {
 			ConnectOnStartup: true, Enabled: false, Timeout: 90e9,
 		},
 		{ID: "gh", URL: "https://gh.example.com/mcp", Auth: mcpgate.AuthOAuth, Scopes: []string{"repo", "read:org"}, Enabled: true},
+		{ID: "wiki", URL: "https://wiki.corp.internal/mcp", Auth: mcpgate.AuthNone, Enabled: true, AllowPrivateNetwork: true},
 	}
 	if d := cmp.Diff(want, got, cmp.Transformer("nilEmpty", func(s []string) []string {
 		if len(s) == 0 {
