@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/netpolicy"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -133,6 +134,9 @@ func (c *Client) discoverResource(ctx context.Context, serverURL string, ch chal
 	for _, cand := range candidates {
 		var prm oauthex.ProtectedResourceMetadata
 		if err := c.getJSON(ctx, cand.url, &prm); err != nil {
+			if errors.Is(err, netpolicy.ErrRefused) {
+				return nil, policyError("authorization discovery", err)
+			}
 			var hs *httpStatus
 			if !errors.As(err, &hs) || hs.code != http.StatusNotFound {
 				absent = false
@@ -212,6 +216,8 @@ func describe(err error) string {
 		return "the document is too large"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timed out"
+	case errors.Is(err, netpolicy.ErrRefused):
+		return "refused by the network policy"
 	}
 	var pe *ProtocolError
 	if errors.As(err, &pe) {
@@ -293,6 +299,9 @@ func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*authServer
 	for _, cand := range authServerMetadataURLs(iu) {
 		var asm authServer
 		if err := c.getJSON(ctx, cand, &asm); err != nil {
+			if errors.Is(err, netpolicy.ErrRefused) {
+				return nil, policyError("authorization discovery", err)
+			}
 			var hs *httpStatus
 			if !errors.As(err, &hs) || hs.code != http.StatusNotFound {
 				absent = false

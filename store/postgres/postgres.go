@@ -22,6 +22,12 @@
 // [Store.Watch] delivers to every replica listening: a sign-out on one
 // replica is seen on all of them at once.
 //
+// # API keys
+//
+// [Keys] holds the inbound API keys of `mcpgate serve --http` as hashes,
+// so it needs no sealing key: `mcpgate keys` opens it alone with
+// [OpenKeys], a gateway takes it from its store with [Store.Keys].
+//
 // # Schema
 //
 // The schema is created and upgraded by [Open] from migrations embedded in
@@ -86,6 +92,17 @@ func Open(ctx context.Context, dsn string, sealer *seal.Sealer, opts *Options) (
 	if sealer == nil {
 		return nil, errors.New("opening store: no sealer")
 	}
+	s, err := connect(ctx, dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.sealer = sealer
+	return s, nil
+}
+
+// connect opens the pool and brings the schema up to date: a Store
+// without a sealer, for [Open] and [OpenKeys].
+func connect(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -103,7 +120,7 @@ func Open(ctx context.Context, dsn string, sealer *seal.Sealer, opts *Options) (
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
-	s := &Store{pool: pool, sealer: sealer}
+	s := &Store{pool: pool}
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&s.schema); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("opening store: connecting to PostgreSQL: %w", err)
