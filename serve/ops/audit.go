@@ -3,8 +3,6 @@ package ops
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/serve/inbound"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -36,9 +35,13 @@ const (
 	// key's first use and then at most one entry per interval.
 	EventKeyUsed    AuditEvent = "key.used"
 	EventKeyRevoked AuditEvent = "key.revoked"
-	// EventKeyRefused is a presented key that is unknown, revoked or
-	// expired (Reason says which); KeyID is then its [KeyFingerprint].
+	// EventKeyRefused is a presented API key that was refused; Reason
+	// says why (see inbound.Reason) and KeyID is the ID it named (the
+	// public half of a key; the secret half is never kept).
 	EventKeyRefused AuditEvent = "key.refused"
+	// EventCredentialRefused is any other refused inbound credential: none,
+	// a malformed one, a JWT that did not verify. Reason says why.
+	EventCredentialRefused AuditEvent = "credential.refused"
 	// EventPolicyRefused is a request a policy stopped; Reason names the
 	// policy: "network" (the outbound network policy; Target is the
 	// host), LimitRate or LimitConcurrency.
@@ -68,8 +71,7 @@ type AuditEntry struct {
 	Tenant  string `json:"tenant,omitempty"`
 	User    string `json:"user,omitempty"`
 	Server  string `json:"server,omitempty"`
-	// KeyID identifies an API key by its public ID, or by
-	// [KeyFingerprint] for a key that is not known; never the key.
+	// KeyID identifies an API key by its public ID; never the key.
 	KeyID string `json:"keyId,omitempty"`
 	// Reason is a code from a closed set: an error category, an OAuth
 	// error code or a JSON-RPC code ([ReasonOf] makes one from an error),
@@ -130,18 +132,18 @@ type Audit struct {
 	dropped int // guarded by dropMu
 	dropMu  sync.Mutex
 
-	usesMu sync.Mutex
-	uses   map[string]*keyUse // tenant + key ID → its use since the last entry
+	everyMu sync.Mutex
+	every   map[string]*coalesced // what is being coalesced → its events since the last entry
 }
 
-type keyUse struct {
+type coalesced struct {
 	written time.Time
 	count   int
 }
 
-// maxKeyUses bounds the keys whose use is being coalesced; past it the
-// table starts over (some keys get an entry sooner than the interval).
-const maxKeyUses = 10000
+// maxCoalesced bounds what is being coalesced; past it the table starts
+// over (some entries come sooner than their interval).
+const maxCoalesced = 10000
 
 // NewAudit starts the audit log's writer; [Audit.Close] stops it.
 func NewAudit(sink AuditSink, opts *AuditOptions) *Audit {
@@ -159,7 +161,7 @@ func NewAudit(sink AuditSink, opts *AuditOptions) *Audit {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	a := &Audit{sink: sink, q: make(chan AuditEntry, o.QueueSize), stop: make(chan struct{}), done: make(chan struct{}),
-		metrics: o.Metrics, logger: o.Logger, keyUse: o.KeyUseInterval, now: time.Now, uses: make(map[string]*keyUse)}
+		metrics: o.Metrics, logger: o.Logger, keyUse: o.KeyUseInterval, now: time.Now, every: make(map[string]*coalesced)}
 	go a.run()
 	return a
 }
@@ -168,9 +170,9 @@ func NewAudit(sink AuditSink, opts *AuditOptions) *Audit {
 // outcome and reason come from closed sets (else "other"); identifiers
 // (tenant, user, server, key ID) are cleaned of control characters,
 // bounded, and replaced by "[redacted]" when they look like a credential
-// (a JWT, a bearer value, a known token prefix); Target and Remote are
-// host names or addresses, never URLs; the trace ID is a trace ID. When
-// the queue is full, e is dropped and counted.
+// (a JWT, a whole API key, a bearer value, a known token prefix); Target
+// and Remote are host names or addresses, never URLs; the trace ID is a
+// trace ID. When the queue is full, e is dropped and counted.
 func (a *Audit) Record(e AuditEntry) {
 	if a == nil {
 		return
@@ -195,32 +197,73 @@ func (a *Audit) Record(e AuditEntry) {
 // then at most one entry per [AuditOptions.KeyUseInterval], whose Count
 // says how many uses it stands for. The event is set to key.used.
 func (a *Audit) KeyUsed(e AuditEntry) {
+	e.Event = EventKeyUsed
+	a.recordEvery("key\x00"+e.Tenant+"\x00"+e.KeyID, a.interval(), e)
+}
+
+func (a *Audit) interval() time.Duration {
+	if a == nil {
+		return 0
+	}
+	return a.keyUse
+}
+
+// recordEvery records e for what key names at most once per interval: the
+// first at once, then one an interval later whose Count is how many
+// happened since (e's own fields are the latest's). Events between are
+// only counted; a count not yet written when the process stops is lost,
+// which is why metrics count each.
+func (a *Audit) recordEvery(key string, interval time.Duration, e AuditEntry) {
 	if a == nil {
 		return
 	}
-	e.Event = EventKeyUsed
 	now := a.now()
 	if e.Time.IsZero() {
 		e.Time = now
 	}
-	id := e.Tenant + "\x00" + e.KeyID
-	a.usesMu.Lock()
-	u := a.uses[id]
-	if u == nil {
-		if len(a.uses) >= maxKeyUses {
-			clear(a.uses)
+	a.everyMu.Lock()
+	c := a.every[key]
+	if c == nil {
+		if len(a.every) >= maxCoalesced {
+			clear(a.every)
 		}
-		u = &keyUse{}
-		a.uses[id] = u
+		c = &coalesced{}
+		a.every[key] = c
 	}
-	u.count++
-	due := u.written.IsZero() || now.Sub(u.written) >= a.keyUse
+	c.count++
+	due := c.written.IsZero() || now.Sub(c.written) >= interval
 	if due {
-		e.Count, u.count, u.written = u.count, 0, now
+		e.Count, c.count, c.written = c.count, 0, now
 	}
-	a.usesMu.Unlock()
+	a.everyMu.Unlock()
 	if due {
 		a.Record(e)
+	}
+}
+
+// Inbound records a decision of inbound authentication; it has the shape
+// of inbound.Options.Audit. An accepted API key is a key use (see
+// [Audit.KeyUsed]); an accepted JWT is not written (each request is its
+// own sign-in; metrics count requests). A refusal is key.refused when it
+// named a key, else credential.refused, at most one entry a second per
+// reason and tenant, with the count: a scanner must not fill the disk. A
+// check that could not run (unavailable) is the log's business, not the
+// audit's.
+func (a *Audit) Inbound(ev inbound.Event) {
+	if a == nil {
+		return
+	}
+	e := AuditEntry{Time: ev.Time, Tenant: ev.Tenant, User: ev.User, KeyID: ev.KeyID, Remote: ev.RemoteAddr}
+	switch {
+	case ev.Accepted && ev.Via == inbound.ViaKey:
+		a.KeyUsed(e)
+	case ev.Accepted, ev.Reason == inbound.ReasonUnavailable:
+	default:
+		e.Event, e.Reason = EventCredentialRefused, string(ev.Reason)
+		if ev.KeyID != "" {
+			e.Event = EventKeyRefused
+		}
+		a.recordEvery("refused\x00"+string(ev.Reason)+"\x00"+ev.Tenant, auditEvery, e)
 	}
 }
 
@@ -341,28 +384,25 @@ func clean(e AuditEntry, now func() time.Time) AuditEntry {
 
 var events = map[AuditEvent]bool{
 	EventSignInStarted: true, EventSignInCompleted: true, EventSignInFailed: true, EventLogout: true,
-	EventKeyCreated: true, EventKeyUsed: true, EventKeyRevoked: true, EventKeyRefused: true,
+	EventKeyCreated: true, EventKeyUsed: true, EventKeyRevoked: true, EventKeyRefused: true, EventCredentialRefused: true,
 	EventPolicyRefused: true, EventAuditDropped: true,
 }
 
-// Reasons of refusals that are not error categories or OAuth codes.
-const (
-	// ReasonUnknownKey, ReasonRevokedKey and ReasonExpiredKey say why a
-	// key was refused.
-	ReasonUnknownKey = "unknown_key"
-	ReasonRevokedKey = "revoked_key"
-	ReasonExpiredKey = "expired_key"
-	// ReasonNetwork is a refusal by the outbound network policy.
-	ReasonNetwork = "network"
-)
+// ReasonNetwork is the Reason of a refusal by the outbound network policy.
+const ReasonNetwork = "network"
 
 // reasons is what a Reason may be, besides a JSON-RPC code: error
 // categories, the OAuth error codes of RFC 6749, 6750, 8628, 8707, 9449
-// and OpenID Connect, the limits and the reasons above. A reason is a
-// closed set because a provider's code is the provider's text.
+// and OpenID Connect, the limits, inbound authentication's reasons and
+// ReasonNetwork. A reason is a closed set because a provider's code is the
+// provider's text.
 var reasons = map[string]bool{
 	LimitRate: true, LimitConcurrency: true, ReasonNetwork: true,
-	ReasonUnknownKey: true, ReasonRevokedKey: true, ReasonExpiredKey: true,
+	string(inbound.ReasonMissing): true, string(inbound.ReasonScheme): true, string(inbound.ReasonMalformed): true,
+	string(inbound.ReasonDisabled): true, string(inbound.ReasonUnknownKey): true, string(inbound.ReasonWrongSecret): true,
+	string(inbound.ReasonRevoked): true, string(inbound.ReasonSignature): true, string(inbound.ReasonIssuer): true,
+	string(inbound.ReasonAudience): true, string(inbound.ReasonExpired): true, string(inbound.ReasonNotYetValid): true,
+	string(inbound.ReasonClaim): true, string(inbound.ReasonTenant): true, string(inbound.ReasonBound): true,
 	"invalid_request": true, "invalid_client": true, "invalid_grant": true, "unauthorized_client": true,
 	"unsupported_grant_type": true, "invalid_scope": true, "access_denied": true, "unsupported_response_type": true,
 	"server_error": true, "temporarily_unavailable": true, "invalid_token": true, "insufficient_scope": true,
@@ -379,6 +419,8 @@ var (
 	rpcCode        = regexp.MustCompile(`^-?[0-9]{1,6}$`)
 	traceIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 	jwtShape       = regexp.MustCompile(`[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)
+	// apiKeyShape is a whole mcpgate API key, ID and secret: mgk_ID_SECRET.
+	apiKeyShape = regexp.MustCompile(`mgk_[^\s_]+_\S`)
 )
 
 // ident keeps an identifier fit for the log: printable, bounded, and not
@@ -388,7 +430,7 @@ func ident(s string) string {
 		return ""
 	}
 	c := mcpgate.Sanitize(s, 128)
-	if strings.Contains(c, "[redacted]") || jwtShape.MatchString(c) {
+	if strings.Contains(c, "[redacted]") || jwtShape.MatchString(c) || apiKeyShape.MatchString(c) {
 		return "[redacted]"
 	}
 	return c
@@ -431,15 +473,6 @@ func ReasonOf(err error) string {
 		return me.Code
 	}
 	return string(mcpgate.CategoryOf(err))
-}
-
-// KeyFingerprint identifies a presented key that is not known, so refused
-// attempts with one key can be told apart without writing the key: the
-// first 12 hex digits of its SHA-256. API keys are random, so this gives
-// nothing away.
-func KeyFingerprint(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return "sha256:" + hex.EncodeToString(sum[:6])
 }
 
 // RemoteAddr is the host of the address r came from, for

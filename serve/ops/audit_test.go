@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/serve/inbound"
 	"github.com/mcpgate/mcpgate/serve/ops"
 )
 
@@ -31,7 +32,7 @@ func TestAuditNeverWritesACanary(t *testing.T) {
 	a.Record(ops.AuditEntry{Event: ops.EventSignInFailed, Tenant: "acme", User: "alice@example.com", Server: "docs", Reason: ops.ReasonOf(leak)})
 	a.Record(ops.AuditEntry{Event: ops.EventSignInFailed, Tenant: "acme", Server: "docs",
 		Reason: ops.ReasonOf(&mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "invalid_grant", Message: canary})})
-	a.Record(ops.AuditEntry{Event: ops.EventKeyRefused, Tenant: "acme", KeyID: ops.KeyFingerprint("mcpgk_" + canary), Reason: ops.ReasonUnknownKey})
+	a.Record(ops.AuditEntry{Event: ops.EventKeyRefused, Tenant: "acme", KeyID: "mgk_" + canary + "_" + canary, Reason: string(inbound.ReasonWrongSecret)})
 	a.Record(ops.AuditEntry{Event: ops.EventKeyRevoked, Tenant: "acme", User: "Bearer " + canary, KeyID: "sk-" + canary})
 	a.Record(ops.AuditEntry{Event: ops.EventLogout, Tenant: "acme", User: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ." + canary})
 	a.Record(ops.AuditEntry{Event: ops.EventPolicyRefused, Tenant: "acme", Server: "docs", Reason: ops.ReasonNetwork,
@@ -73,7 +74,7 @@ func TestAuditNeverWritesACanary(t *testing.T) {
 		{0, ops.AuditEntry{Event: ops.EventSignInStarted, Outcome: ops.AuditOK, Tenant: "acme", User: "alice@example.com", Server: "docs"}},
 		{1, ops.AuditEntry{Event: ops.EventSignInFailed, Outcome: ops.AuditFailed, Tenant: "acme", User: "alice@example.com", Server: "docs", Reason: "auth"}},
 		{2, ops.AuditEntry{Event: ops.EventSignInFailed, Outcome: ops.AuditFailed, Tenant: "acme", Server: "docs", Reason: "invalid_grant"}},
-		{3, ops.AuditEntry{Event: ops.EventKeyRefused, Outcome: ops.AuditRefused, Tenant: "acme", KeyID: ops.KeyFingerprint("mcpgk_" + canary), Reason: ops.ReasonUnknownKey}},
+		{3, ops.AuditEntry{Event: ops.EventKeyRefused, Outcome: ops.AuditRefused, Tenant: "acme", KeyID: "[redacted]", Reason: "wrong-secret"}},
 		{4, ops.AuditEntry{Event: ops.EventKeyRevoked, Outcome: ops.AuditOK, Tenant: "acme", User: "[redacted]", KeyID: "[redacted]"}},
 		{5, ops.AuditEntry{Event: ops.EventLogout, Outcome: ops.AuditOK, Tenant: "acme", User: "[redacted]"}},
 		{6, ops.AuditEntry{Event: ops.EventPolicyRefused, Outcome: ops.AuditRefused, Tenant: "acme", Server: "docs", Reason: "network", Target: "169.254.169.254", Remote: "203.0.113.7"}},
@@ -151,6 +152,42 @@ func TestKeyUseIsWrittenOncePerInterval(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "key_01×1 key_02×1 key_01×3" {
 		t.Errorf("key use entries = %v, want the first use of each key, then key_01 an hour later for the 3 uses since", got)
+	}
+}
+
+// TestInboundDecisions: inbound authentication's audit hook becomes key
+// use and refusals, coalesced, with its reasons kept.
+func TestInboundDecisions(t *testing.T) {
+	clk := newClock()
+	sink := &memSink{}
+	a := ops.NewAudit(sink, nil)
+	a.SetNow(clk.Now)
+	at := clk.Now()
+	for range 3 {
+		a.Inbound(inbound.Event{Time: at, Accepted: true, Via: inbound.ViaKey, KeyID: "abcdefghijklmnop", Tenant: "acme", User: "alice", RemoteAddr: "192.0.2.1:4000"})
+	}
+	a.Inbound(inbound.Event{Time: at, Accepted: true, Via: inbound.ViaJWT, Tenant: "acme", User: "bob"})
+	for range 50 { // a scanner
+		a.Inbound(inbound.Event{Time: at, Reason: inbound.ReasonUnknownKey, Via: inbound.ViaKey, KeyID: "zzzzzzzzzzzzzzzz", RemoteAddr: "198.51.100.9:1"})
+	}
+	a.Inbound(inbound.Event{Time: at, Reason: inbound.ReasonMissing, RemoteAddr: "198.51.100.9:2"})
+	a.Inbound(inbound.Event{Time: at, Reason: inbound.ReasonUnavailable})
+	clk.Advance(time.Second)
+	a.Inbound(inbound.Event{Time: clk.Now(), Reason: inbound.ReasonUnknownKey, Via: inbound.ViaKey, KeyID: "yyyyyyyyyyyyyyyy"})
+	a.Close(context.Background())
+
+	var got []string
+	for _, e := range sink.all() {
+		got = append(got, string(e.Event)+"/"+e.Outcome+"/"+e.Reason+"/"+e.KeyID+"/"+e.Remote+"×"+itoa(e.Count))
+	}
+	want := []string{
+		"key.used/ok//abcdefghijklmnop/192.0.2.1×1",
+		"key.refused/refused/unknown-key/zzzzzzzzzzzzzzzz/198.51.100.9×1",
+		"credential.refused/refused/missing//198.51.100.9×1",
+		"key.refused/refused/unknown-key/yyyyyyyyyyyyyyyy/×50",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -13,13 +13,15 @@
 //
 // One of each, for the process:
 //
-//	who := func(ctx context.Context) (tenant, user string) { ... } // from inbound auth
-//	metrics := ops.NewMetrics(&ops.MetricsOptions{Tenants: tenantIDs, Servers: serverIDs, Version: version, Who: who})
+//	who := func(ctx context.Context) (tenant, user string) { ... } // the inbound.Principal the front put in ctx
+//	metrics := ops.NewMetrics(&ops.MetricsOptions{Version: version, Who: who})
+//	metrics.SetDeployment(deployment) // again when the file changes
 //	tracing, err := ops.NewTracing(&ops.TracingOptions{ServiceVersion: version, Who: who}) // OTEL_* env
 //	defer tracing.Shutdown(ctx)
 //	audit := ops.NewAudit(sink, &ops.AuditOptions{Metrics: metrics}) // ops.OpenJSONLines(path) or ops.NewJSONLines(os.Stderr)
 //	defer audit.Close(ctx)
-//	limits := ops.NewLimiter(&ops.LimiterOptions{Tenants: perTenant, Who: who, Metrics: metrics, Audit: audit})
+//	limits := ops.NewLimiter(&ops.LimiterOptions{Tenants: ops.DeploymentLimits(deployment), Who: who, Metrics: metrics, Audit: audit})
+//	auth, err := inbound.New(&inbound.Options{Deployment: deployment, Keys: keys, Audit: audit.Inbound})
 //	health := ops.NewHealth(&ops.HealthOptions{Ready: pool.Ping})
 //
 // The routes, outermost first (tracing, then metrics, then inbound
@@ -44,6 +46,7 @@
 //
 // What the manager and the oauth client report, and where it goes:
 //
+//	inbound.Options.Audit         → Audit.Inbound (exists today)
 //	manager.Options.RequestLog    → Metrics.RequestLogged (exists today)
 //	manager.Options.OnStateChange → Metrics.Sessions().StateChanged (exists today; one tracker per manager)
 //	manager.Options.ClientMiddleware func(server string) mcp.Middleware → Tracing.ClientMiddleware (to add)

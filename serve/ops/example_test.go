@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/serve/ops"
 )
 
@@ -14,7 +15,7 @@ import (
 // JSON-RPC error its host can show.
 func ExampleLimiter_Wrap() {
 	lim := ops.NewLimiter(&ops.LimiterOptions{
-		Tenants: map[string]ops.Limits{"acme": {RequestsPerMinute: 60, Burst: 1}},
+		Tenants: map[string]config.Limits{"acme": {RequestsPerMinute: 6}}, // a burst of 1, then one every 10 s
 		Who:     func(context.Context) (string, string) { return "acme", "alice" },
 	})
 	h := lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
@@ -25,7 +26,7 @@ func ExampleLimiter_Wrap() {
 	}
 	// Output:
 	// 200
-	// 429 1 {"error":{"code":-32000,"data":{"limit":"rate","retryAfterSeconds":1},"message":"too many requests: this tenant may send 60 a minute; try again in 1 s"},"id":null,"jsonrpc":"2.0"}
+	// 429 10 {"error":{"code":-32000,"data":{"limit":"rate","retryAfterSeconds":10},"message":"too many requests: this tenant may send 6 a minute; try again in 10 s"},"id":null,"jsonrpc":"2.0"}
 }
 
 // The trace context of a request reaches a remote server in its _meta, as

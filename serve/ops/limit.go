@@ -9,34 +9,27 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/config"
 	"golang.org/x/time/rate"
 )
 
-// Limits bound what one tenant may ask of the gateway. A zero field means
-// no limit of that kind. The JSON names are those of the deployment file.
-type Limits struct {
-	// RequestsPerMinute is the sustained rate of inbound requests (every
-	// MCP POST, GET and DELETE), refilled evenly: 60 is one a second.
-	RequestsPerMinute int `json:"requestsPerMinute,omitempty"`
-	// Burst is how many requests may come at once after a quiet spell;
-	// zero means a sixth of RequestsPerMinute (ten seconds' worth), at
-	// least 1.
-	Burst int `json:"burst,omitempty"`
-	// ConcurrentCalls is how many requests may be in flight at once (see
-	// [LimiterOptions.Concurrent] for which count): a slot is taken when one
-	// arrives and given back when its handler returns, finished or
-	// cancelled.
-	ConcurrentCalls int `json:"concurrentCalls,omitempty"`
+// burst is how many requests a tenant may send at once after a quiet
+// spell: a sixth of its requests per minute (ten seconds' worth), at
+// least one. The bucket refills at the per-minute rate, evenly.
+func burst(l config.Limits) int {
+	return max(1, l.RequestsPerMinute/6)
 }
 
-func (l Limits) burst() int {
-	switch {
-	case l.Burst > 0:
-		return l.Burst
-	case l.RequestsPerMinute >= 6:
-		return l.RequestsPerMinute / 6
+// DeploymentLimits are the limits of every tenant of d, for
+// [LimiterOptions.Tenants] and [Limiter.Update].
+func DeploymentLimits(d *config.Deployment) map[string]config.Limits {
+	out := make(map[string]config.Limits)
+	for _, id := range d.TenantIDs() {
+		if t, ok := d.Tenant(id); ok {
+			out[id] = t.Limits
+		}
 	}
-	return 1
+	return out
 }
 
 // The limits a request can be refused under, as they appear in
@@ -97,13 +90,15 @@ func (e *LimitError) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 
 // LimiterOptions configure [NewLimiter]; the struct is copied.
 type LimiterOptions struct {
-	// Tenants are the limits of each tenant the deployment names (with
-	// its defaults already applied). Only these get limiters of their
-	// own, so memory is bounded by the deployment, not by callers.
-	Tenants map[string]Limits
+	// Tenants are the limits of each tenant the deployment names (see
+	// [DeploymentLimits]); a zero field is no limit of that kind. Only
+	// these get limiters of their own, so memory is bounded by the
+	// deployment, not by callers.
+	Tenants map[string]config.Limits
 	// Other is shared by every request whose tenant is not in Tenants,
 	// together (one bucket, one set of slots); zero means no limit.
-	Other Limits
+	// Inbound authentication refuses such tenants, so this is a net.
+	Other config.Limits
 	// Who finds a request's tenant and user (after inbound
 	// authentication) for [Limiter.Wrap].
 	Who Who
@@ -119,10 +114,11 @@ type LimiterOptions struct {
 	Audit *Audit
 }
 
-// Limiter enforces per-tenant request rates (a token bucket each) and
-// concurrency caps (a counting semaphore each). It never waits: a request
-// over a limit is refused at once with when to try again. Safe for
-// concurrent use.
+// Limiter enforces per-tenant request rates (a token bucket each, whose
+// burst is ten seconds' worth) and concurrency caps (a counting semaphore
+// each). It never waits: a request over a limit is refused at once with
+// when to try again. Its state is this process's: replicas limit each on
+// their own. Safe for concurrent use.
 type Limiter struct {
 	who        Who
 	concurrent func(*http.Request) bool
@@ -141,10 +137,6 @@ type tenantLimit struct {
 	rate  *rate.Limiter // nil: no rate limit
 	rpm   int
 	slots *slots // nil: no concurrency cap
-
-	mu      sync.Mutex
-	audited map[string]time.Time // limit → when a refusal was last audited
-	unsaid  map[string]int       // limit → refusals since
 }
 
 // NewLimiter returns a limiter for opts' tenants.
@@ -164,7 +156,7 @@ func NewLimiter(opts *LimiterOptions) *Limiter {
 // Update applies new limits after the deployment file changed. A tenant
 // whose limits are unchanged keeps its state; one whose limits changed
 // keeps its calls in flight, which count against the new cap.
-func (l *Limiter) Update(tenants map[string]Limits, other Limits) {
+func (l *Limiter) Update(tenants map[string]config.Limits, other config.Limits) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	old := l.tenants
@@ -175,20 +167,20 @@ func (l *Limiter) Update(tenants map[string]Limits, other Limits) {
 	l.other = l.reuse(l.other, LabelOther, other)
 }
 
-func (l *Limiter) reuse(t *tenantLimit, name string, lim Limits) *tenantLimit {
+func (l *Limiter) reuse(t *tenantLimit, name string, lim config.Limits) *tenantLimit {
 	if t == nil {
-		t = &tenantLimit{name: name, audited: make(map[string]time.Time), unsaid: make(map[string]int)}
+		t = &tenantLimit{name: name}
 	}
 	t.rpm = lim.RequestsPerMinute
 	switch {
 	case lim.RequestsPerMinute <= 0:
 		t.rate = nil
 	case t.rate == nil:
-		t.rate = rate.NewLimiter(rate.Limit(float64(lim.RequestsPerMinute)/60), lim.burst())
+		t.rate = rate.NewLimiter(rate.Limit(float64(lim.RequestsPerMinute)/60), burst(lim))
 	default:
 		now := l.now()
 		t.rate.SetLimitAt(now, rate.Limit(float64(lim.RequestsPerMinute)/60))
-		t.rate.SetBurstAt(now, lim.burst())
+		t.rate.SetBurstAt(now, burst(lim))
 	}
 	switch {
 	case lim.ConcurrentCalls <= 0:
@@ -286,31 +278,16 @@ func (l *Limiter) Wrap(next http.Handler) http.Handler {
 	})
 }
 
-// auditEvery is how often one tenant's refusals under one limit are
-// audited: a client in a retry loop must not flood the audit log. Metrics
-// count each refusal.
+// auditEvery is how often refusals of one kind (a tenant's under one
+// limit, inbound credentials for one reason) are audited: a client in a
+// retry loop must not flood the audit log. Metrics count each refusal.
 const auditEvery = time.Second
 
 func (l *Limiter) refused(w http.ResponseWriter, r *http.Request, tenant, user string, e *LimitError) {
 	l.metrics.rateLimited(tenant, e.Limit)
 	e.ServeHTTP(w, r)
-	if l.audit == nil {
-		return
-	}
-	t := l.state(tenant)
-	now := l.now()
-	t.mu.Lock()
-	t.unsaid[e.Limit]++
-	count := t.unsaid[e.Limit]
-	due := now.Sub(t.audited[e.Limit]) >= auditEvery
-	if due {
-		t.audited[e.Limit], t.unsaid[e.Limit] = now, 0
-	}
-	t.mu.Unlock()
-	if due {
-		l.audit.Record(AuditEntry{Time: now, Event: EventPolicyRefused, Tenant: tenant, User: user,
-			Reason: e.Limit, Remote: remoteAddr(r), TraceID: traceID(r.Context()), Count: count})
-	}
+	l.audit.recordEvery("limit\x00"+tenant+"\x00"+e.Limit, auditEvery, AuditEntry{Event: EventPolicyRefused,
+		Tenant: tenant, User: user, Reason: e.Limit, Remote: remoteAddr(r), TraceID: traceID(r.Context())})
 }
 
 // slots is a counting semaphore that never waits.

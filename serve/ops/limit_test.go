@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/serve/ops"
 )
 
@@ -37,8 +38,9 @@ func TestBurstPastTheRateGets429WhileAnotherTenantIsUnaffected(t *testing.T) {
 	sink := &memSink{}
 	audit := ops.NewAudit(sink, nil)
 	audit.SetNow(clk.Now)
+	// 18 a minute: a burst of 3 (ten seconds' worth), then one every 3⅓ s.
 	lim := ops.NewLimiter(&ops.LimiterOptions{
-		Tenants: map[string]ops.Limits{"acme": {RequestsPerMinute: 60, Burst: 3}, "globex": {RequestsPerMinute: 60, Burst: 3}},
+		Tenants: map[string]config.Limits{"acme": {RequestsPerMinute: 18}, "globex": {RequestsPerMinute: 18}},
 		Who:     who, Metrics: metrics, Audit: audit,
 	})
 	lim.SetNow(clk.Now)
@@ -55,8 +57,8 @@ func TestBurstPastTheRateGets429WhileAnotherTenantIsUnaffected(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("acme past the burst: %d, want 429", resp.StatusCode)
 	}
-	if ra := resp.Header.Get("Retry-After"); ra != "1" {
-		t.Errorf("Retry-After = %q, want 1 (one request a second)", ra)
+	if ra := resp.Header.Get("Retry-After"); ra != "4" {
+		t.Errorf("Retry-After = %q, want 4 (the next token in 3⅓ s)", ra)
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type = %q", ct)
@@ -76,10 +78,10 @@ func TestBurstPastTheRateGets429WhileAnotherTenantIsUnaffected(t *testing.T) {
 	if err := json.Unmarshal(body, &rpc); err != nil {
 		t.Fatalf("429 body is not JSON: %q", body)
 	}
-	if rpc.JSONRPC != "2.0" || rpc.ID != nil || rpc.Error.Code != ops.CodeLimited || rpc.Error.Data.Limit != ops.LimitRate || rpc.Error.Data.RetryAfter != 1 {
+	if rpc.JSONRPC != "2.0" || rpc.ID != nil || rpc.Error.Code != ops.CodeLimited || rpc.Error.Data.Limit != ops.LimitRate || rpc.Error.Data.RetryAfter != 4 {
 		t.Errorf("429 body = %s", body)
 	}
-	if !strings.Contains(rpc.Error.Message, "60 a minute") || !strings.Contains(rpc.Error.Message, "try again in 1 s") {
+	if !strings.Contains(rpc.Error.Message, "18 a minute") || !strings.Contains(rpc.Error.Message, "try again in 4 s") {
 		t.Errorf("message %q does not say the limit and when to retry", rpc.Error.Message)
 	}
 
@@ -89,10 +91,11 @@ func TestBurstPastTheRateGets429WhileAnotherTenantIsUnaffected(t *testing.T) {
 			t.Fatalf("globex request %d while acme is limited: %d", i+1, resp.StatusCode)
 		}
 	}
-	// A refusal does not cost acme a token: a second later one request passes.
-	clk.Advance(time.Second)
+	// A refusal does not cost acme a token: when Retry-After said, one
+	// request passes.
+	clk.Advance(4 * time.Second)
 	if resp, _ := send(t, ctx, srv.Client(), http.MethodPost, srv.URL, "acme"); resp.StatusCode != http.StatusOK {
-		t.Fatalf("acme a second later: %d", resp.StatusCode)
+		t.Fatalf("acme after Retry-After: %d", resp.StatusCode)
 	}
 	if resp, _ := send(t, ctx, srv.Client(), http.MethodPost, srv.URL, "acme"); resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("acme again at once: %d, want 429", resp.StatusCode)
@@ -121,7 +124,8 @@ func TestRefusalsAreAuditedCoalesced(t *testing.T) {
 	clk := newClock()
 	sink := &memSink{}
 	audit := ops.NewAudit(sink, nil)
-	lim := ops.NewLimiter(&ops.LimiterOptions{Tenants: map[string]ops.Limits{"acme": {RequestsPerMinute: 1}}, Who: who, Audit: audit})
+	audit.SetNow(clk.Now)
+	lim := ops.NewLimiter(&ops.LimiterOptions{Tenants: map[string]config.Limits{"acme": {RequestsPerMinute: 1}}, Who: who, Audit: audit})
 	lim.SetNow(clk.Now)
 	h := asTenant(lim.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
 	call := func() int {
@@ -153,7 +157,7 @@ func TestRefusalsAreAuditedCoalesced(t *testing.T) {
 
 func TestConcurrencyCapReleasesOnCompletionAndOnCancellation(t *testing.T) {
 	metrics := newTestMetrics()
-	lim := ops.NewLimiter(&ops.LimiterOptions{Tenants: map[string]ops.Limits{"acme": {ConcurrentCalls: 2}}, Who: who, Metrics: metrics})
+	lim := ops.NewLimiter(&ops.LimiterOptions{Tenants: map[string]config.Limits{"acme": {ConcurrentCalls: 2}}, Who: who, Metrics: metrics})
 	var mu sync.Mutex
 	finish := map[string]chan struct{}{}
 	stop := make(chan struct{}) // frees every handler if the test fails early
@@ -235,7 +239,7 @@ func TestConcurrencyCapReleasesOnCompletionAndOnCancellation(t *testing.T) {
 }
 
 func TestAcquireReleaseIsIdempotent(t *testing.T) {
-	lim := ops.NewLimiter(&ops.LimiterOptions{Tenants: map[string]ops.Limits{"acme": {ConcurrentCalls: 1}}})
+	lim := ops.NewLimiter(&ops.LimiterOptions{Tenants: map[string]config.Limits{"acme": {ConcurrentCalls: 1}}})
 	release, err := lim.Acquire("acme")
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +261,7 @@ func TestAcquireReleaseIsIdempotent(t *testing.T) {
 
 func TestTenantsOutsideTheDeploymentShareOneLimit(t *testing.T) {
 	clk := newClock()
-	lim := ops.NewLimiter(&ops.LimiterOptions{Other: ops.Limits{RequestsPerMinute: 60, Burst: 2}})
+	lim := ops.NewLimiter(&ops.LimiterOptions{Other: config.Limits{RequestsPerMinute: 12}}) // a burst of 2
 	lim.SetNow(clk.Now)
 	if lim.Allow("stranger-1") != nil || lim.Allow("stranger-2") != nil {
 		t.Fatal("the shared burst refused too early")
@@ -280,10 +284,10 @@ func TestTenantsOutsideTheDeploymentShareOneLimit(t *testing.T) {
 }
 
 func TestUpdateKeepsCallsInFlight(t *testing.T) {
-	lim := ops.NewLimiter(&ops.LimiterOptions{Tenants: map[string]ops.Limits{"acme": {ConcurrentCalls: 2}}})
+	lim := ops.NewLimiter(&ops.LimiterOptions{Tenants: map[string]config.Limits{"acme": {ConcurrentCalls: 2}}})
 	r1, _ := lim.Acquire("acme")
 	r2, _ := lim.Acquire("acme")
-	lim.Update(map[string]ops.Limits{"acme": {ConcurrentCalls: 1}}, ops.Limits{})
+	lim.Update(map[string]config.Limits{"acme": {ConcurrentCalls: 1}}, config.Limits{})
 	if lim.InFlight("acme") != 2 {
 		t.Fatalf("in flight after update = %d, want the 2 still running", lim.InFlight("acme"))
 	}

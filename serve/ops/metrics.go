@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -163,6 +164,21 @@ func (m *Metrics) SetKnown(tenants, servers []string) {
 		k.servers[s] = true
 	}
 	m.known.Store(k)
+}
+
+// SetDeployment makes the tenants of d and their servers the known label
+// values: [Metrics.SetKnown] for a deployment file, at start and after it
+// changed.
+func (m *Metrics) SetDeployment(d *config.Deployment) {
+	var servers []string
+	for _, id := range d.TenantIDs() {
+		if t, ok := d.Tenant(id); ok {
+			for _, s := range t.Servers {
+				servers = append(servers, s.ID)
+			}
+		}
+	}
+	m.SetKnown(d.TenantIDs(), servers)
 }
 
 // Registry is the registry the metrics are on, for collectors of other
