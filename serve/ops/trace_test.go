@@ -104,7 +104,8 @@ func TestTraceContextReachesTheUpstreamServer(t *testing.T) {
 		// What the manager does with its hook: a fresh _meta of its own.
 		return upstream.CallTool(ctx, &mcp.CallToolParams{Name: in.Tool, Arguments: map[string]any{"q": canary}, Meta: mcp.Meta{"io.mcpgate/own": "kept"}})
 	})
-	fsrv := httptest.NewServer(tr.Wrap("/mcp", asTenant(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return front }, nil))))
+	metrics := newTestMetrics() // the whole chain of a front, streams and all
+	fsrv := httptest.NewServer(tr.Wrap("/mcp", metrics.Wrap("mcp", asTenant(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return front }, nil)))))
 	t.Cleanup(fsrv.Close) // after the host's session has ended
 	host := connectAs(t, fsrv.URL, "acme")
 
@@ -116,6 +117,10 @@ func TestTraceContextReachesTheUpstreamServer(t *testing.T) {
 	})
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
+	}
+
+	if n := value(t, scrape(t, metrics.Handler()), "mcpgate_http_requests_total", map[string]string{"handler": "mcp", "code": "200"}); n == 0 {
+		t.Error("the front's requests were not counted")
 	}
 
 	meta := up.lastMeta(t)
