@@ -59,6 +59,17 @@ type Options struct {
 	// with the ID of the server that sent them; nil drops them. The data is
 	// remote content: bound and sanitize it before showing it.
 	OnLog func(server string, msg *mcp.LoggingMessageParams)
+	// ClientMiddleware, when set, gives the go-sdk sending middleware for
+	// the sessions of a server (tracing: a span per upstream request, its
+	// trace context in the request's _meta).
+	ClientMiddleware func(server string) mcp.Middleware
+	// OnCallEnd, when set, is called as every tool call ends, with the
+	// caller's context, how long it took and its result or attributed
+	// error (a *mcpgate.Error). It must not block.
+	OnCallEnd func(ctx context.Context, server, tool string, elapsed time.Duration, res *mcp.CallToolResult, err error)
+	// OnEventStream, when set, is told each time a server's event stream
+	// (the standalone GET, subscriptions/listen) opens and ends.
+	OnEventStream func(server string, open bool)
 	// Authorizer supplies the authorization of servers with auth oauth, and
 	// of bearer servers whose token is stored rather than read from the
 	// environment (see oauth.Client). Nil leaves such servers needs-auth.

@@ -89,7 +89,15 @@ func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 // elicitation, in 2025-x during the call, in 2026-07-28 as an
 // InputRequiredResult), the question goes to Options.Elicit and the call
 // continues with the answer.
-func (m *Manager) CallTool(ctx context.Context, id, name string, args json.RawMessage, opts *CallOptions) (*mcp.CallToolResult, error) {
+func (m *Manager) CallTool(ctx context.Context, id, name string, args json.RawMessage, opts *CallOptions) (res *mcp.CallToolResult, err error) {
+	if m.opts.OnCallEnd != nil {
+		start := m.now()
+		defer func() { m.opts.OnCallEnd(ctx, id, name, m.now().Sub(start), res, err) }()
+	}
+	return m.callTool(ctx, id, name, args, opts)
+}
+
+func (m *Manager) callTool(ctx context.Context, id, name string, args json.RawMessage, opts *CallOptions) (*mcp.CallToolResult, error) {
 	var o CallOptions
 	if opts != nil {
 		o = *opts

@@ -365,11 +365,16 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 		// Every request of the session, whatever context made it (a
 		// stream reopened in the background), is this server's for the
 		// network policy.
-		base:      netpolicy.Scoped(m.base.Transport, netpolicy.ScopeOf(cfg)),
-		headers:   headers,
-		maxBody:   m.opts.Limits.MaxResponseBytes,
-		lost:      func(err error) { s.streamLost(sess, err) },
-		reopened:  func() { s.reopened(sess) },
+		base:     netpolicy.Scoped(m.base.Transport, netpolicy.ScopeOf(cfg)),
+		headers:  headers,
+		maxBody:  m.opts.Limits.MaxResponseBytes,
+		lost:     func(err error) { s.streamLost(sess, err) },
+		reopened: func() { s.reopened(sess) },
+		streamed: func(open bool) {
+			if m.opts.OnEventStream != nil {
+				m.opts.OnEventStream(s.id, open)
+			}
+		},
 		authorize: func(r *http.Request) error { return setAuthorization(sctx, r, handler) },
 		logf:      func(f string, args ...any) { m.logf(s.id, f, args...) },
 		server:    s.id,
@@ -428,6 +433,11 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 		// is declined with a clear reason.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})
+	if m.opts.ClientMiddleware != nil {
+		if mw := m.opts.ClientMiddleware(s.id); mw != nil {
+			client.AddSendingMiddleware(mw)
+		}
+	}
 	var opts *mcp.ClientSessionOptions
 	if known != "" && known < version20260728 {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: version20251125}

@@ -161,8 +161,10 @@ func (t *sessionTransport) supervise(ctx context.Context, es *eventStream, pw *i
 				// is lost: catalogs must be listed again.
 				t.reopened()
 			}
+			t.streamOpen(true)
 			id, r, werr := forwardEvents(resp.Body, pw, es.keep)
 			resp.Body.Close()
+			t.streamOpen(false)
 			if werr != nil || ctx.Err() != nil {
 				return // the SDK closed its end, or the session is closing
 			}
@@ -182,6 +184,12 @@ func (t *sessionTransport) supervise(ctx context.Context, es *eventStream, pw *i
 			return
 		case <-t.after(b.next(t.clock(), retry, lasted)):
 		}
+	}
+}
+
+func (t *sessionTransport) streamOpen(open bool) {
+	if t.streamed != nil {
+		t.streamed(open)
 	}
 }
 

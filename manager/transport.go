@@ -41,6 +41,8 @@ type sessionTransport struct {
 	// so what the server announced meanwhile is fetched again.
 	lost     func(error)
 	reopened func()
+	// streamed, when set, is told when an event stream opens and ends.
+	streamed func(open bool)
 	// authorize sets a current Authorization header on a request the
 	// transport sends by itself (a reopened stream); nil sends the one the
 	// SDK set first.
