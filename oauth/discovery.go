@@ -212,12 +212,14 @@ func describe(err error) string {
 		return "the document is too large"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timed out"
+	case errors.Is(err, errMalformed):
+		return "malformed: not the JSON document it must be"
 	}
 	var pe *ProtocolError
 	if errors.As(err, &pe) {
 		return pe.Error()
 	}
-	return "unreachable or malformed"
+	return "unreachable"
 }
 
 // authServerMetadataURLs lists where an issuer's metadata may be, in the

@@ -9,11 +9,13 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/store"
@@ -306,5 +308,23 @@ func TestProviderCode(t *testing.T) {
 	ch := parseChallenge([]string{`Bearer error="evil text here", scope="read"`})
 	if ch.errorCode != "" {
 		t.Errorf("a challenge's malformed error code was kept: %q", ch.errorCode)
+	}
+}
+
+func TestLifetime(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		`3600`: time.Hour, `"3600"`: time.Hour, `" 60 "`: time.Minute, `0.5`: 500 * time.Millisecond, `null`: 0, `0`: 0,
+		`10000000000`: maxLifetime, `1e400`: maxLifetime, `"99999999999999999999999"`: maxLifetime,
+	} {
+		var l lifetime
+		if err := json.Unmarshal([]byte(in), &l); err != nil || time.Duration(l) != want {
+			t.Errorf("expires_in %s: %v %v, want %v", in, time.Duration(l), err, want)
+		}
+	}
+	for _, in := range []string{`"Inf"`, `"NaN"`, `"0x10"`, `-1`, `"-1"`, `""`, `true`, `[3600]`, `"1_000"`, `"3600s"`} {
+		var l lifetime
+		if err := json.Unmarshal([]byte(in), &l); !errors.Is(err, errBadExpiresIn) {
+			t.Errorf("expires_in %s: %v, want it refused", in, err)
+		}
 	}
 }

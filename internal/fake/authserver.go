@@ -76,6 +76,12 @@ type AuthOptions struct {
 	// AccessTTL is the lifetime of access tokens; default one hour. The
 	// token response's expires_in is rounded up to whole seconds, at least 1.
 	AccessTTL time.Duration
+	// ExpiresInJSON, when set, is the JSON text of every token response's
+	// expires_in member instead of AccessTTL in seconds (the tokens still
+	// last AccessTTL): `"3599"` for a server that sends it as a string, as
+	// some deployed ones do; `10000000000` for one that claims three
+	// centuries; `"soon"` or `-5` for a broken one.
+	ExpiresInJSON string
 	// NoRotate turns refresh-token rotation off: a refresh answers without a
 	// refresh_token (RFC 6749 §6 lets the client keep the one it has) and the
 	// old one stays valid. By default every refresh issues a new refresh token,
@@ -285,6 +291,9 @@ func newAuthServer(opts *AuthOptions) (*AuthServer, error) {
 	}
 	if o.AccessTTL <= 0 {
 		o.AccessTTL = time.Hour
+	}
+	if o.ExpiresInJSON != "" && !json.Valid([]byte(o.ExpiresInJSON)) {
+		return nil, fmt.Errorf("fake: ExpiresInJSON %q is not JSON", o.ExpiresInJSON)
 	}
 	if o.Scopes == nil {
 		o.Scopes = []string{"read", "write", "admin", "offline_access"}

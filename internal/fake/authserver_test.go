@@ -979,3 +979,28 @@ func TestAuthConcurrentRefresh(t *testing.T) {
 	form.Set("refresh_token", winner.RefreshToken)
 	postForm(t, a.TokenEndpoint, form, "", "").wantError(t, "invalid_grant")
 }
+
+// TestAuthExpiresInJSON: the expires_in member is sent as given, and the
+// token still lasts AccessTTL.
+func TestAuthExpiresInJSON(t *testing.T) {
+	a := fake.StartAuth(t, &fake.AuthOptions{ExpiresInJSON: `"3599"`, ClientCredentials: map[string]string{"m": "s3cret-s3cret"}})
+	req, _ := http.NewRequestWithContext(testContext(t), http.MethodPost, a.TokenEndpoint,
+		strings.NewReader(url.Values{"grant_type": {"client_credentials"}, "resource": {"http://127.0.0.1:1/mcp"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("m", "s3cret-s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("token answer %d: %v", resp.StatusCode, err)
+	}
+	if body["expires_in"] != "3599" {
+		t.Errorf("expires_in = %#v, want the string \"3599\"", body["expires_in"])
+	}
+	if _, err := panics(func() { fake.NewAuth(&fake.AuthOptions{ExpiresInJSON: "soon"}) }); err == nil {
+		t.Error("NewAuth accepted ExpiresInJSON that is not JSON")
+	}
+}

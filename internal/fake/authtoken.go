@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/json"
 	"math"
 	"net/http"
 	"net/url"
@@ -282,6 +283,9 @@ func (a *AuthServer) issueLocked(clientID, resource string, scopes []string, fam
 	}
 	if jkt != "" {
 		resp["token_type"] = "DPoP"
+	}
+	if raw := a.opts.ExpiresInJSON; raw != "" {
+		resp["expires_in"] = json.RawMessage(raw)
 	}
 	if len(scopes) > 0 {
 		resp["scope"] = strings.Join(scopes, " ")
