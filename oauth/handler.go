@@ -18,7 +18,8 @@ import (
 )
 
 // expirySkew refreshes a token this long before it expires, so it does not
-// expire on the way to the server.
+// expire on the way to the server; for a token that lives less than four
+// times as long, a quarter of its lifetime (see refreshMargin).
 const expirySkew = 30 * time.Second
 
 // maxStepUps bounds the sign-ins made for one insufficient_scope
@@ -210,8 +211,24 @@ func bound(cred *store.Credential, cfg *mcpgate.ServerConfig) bool {
 	return within(cfg.URL, cred.Resource)
 }
 
+// fresh reports whether cred's access token may be sent as it is: it has
+// no expiry, or more than its refresh margin left.
 func (c *Client) fresh(cred *store.Credential) bool {
-	return cred.AccessToken != "" && (cred.Expiry.IsZero() || cred.Expiry.After(c.now().Add(expirySkew)))
+	return cred.AccessToken != "" && (cred.Expiry.IsZero() || cred.Expiry.After(c.now().Add(refreshMargin(cred))))
+}
+
+// refreshMargin is how long before its expiry cred's token is renewed:
+// expirySkew, or a quarter of the token's lifetime when that is shorter.
+// A fixed margin longer than the lifetime would renew a token at every
+// request (a ten-second token with a thirty-second margin is never fresh);
+// a quarter keeps a token in use for three quarters of its life. The
+// lifetime is measured from UpdatedAt, which every write of new tokens
+// sets when they arrive.
+func refreshMargin(cred *store.Credential) time.Duration {
+	if life := cred.Expiry.Sub(cred.UpdatedAt); !cred.UpdatedAt.IsZero() && life > 0 && life/4 < expirySkew {
+		return life / 4
+	}
+	return expirySkew
 }
 
 // accessToken returns the token to send to cfg's server, refreshing it

@@ -512,12 +512,49 @@ func (c *Client) storeLogin(ctx context.Context, cfg *mcpgate.ServerConfig, cred
 // LogoutResult says what logout did. It holds no secret.
 type LogoutResult struct {
 	Removed bool // a credential was stored and is now gone
-	Revoked bool // the authorization server confirmed revocation
+	// Revoked is set when the authorization server revoked the
+	// credential as far as it can: it confirmed revoking at least one
+	// token and refused none but for being of a type it does not revoke
+	// (see TokenRevocation.Unsupported).
+	Revoked bool
+	// Tokens says what the authorization server did with each token
+	// logout asked it to revoke, refresh token first. Empty when it was
+	// asked nothing: no credential, a bearer token, or no revocation
+	// endpoint (RevocationOffered false).
+	Tokens            []TokenRevocation
+	RevocationOffered bool
+	// RevocationErr, when set, is why logout could not ask at all (the
+	// authorization server's metadata or the client is gone); its message
+	// is safe to show a person.
+	RevocationErr error
+	// AccessExpiry is when the access token expires (zero when the
+	// authorization server did not say): until then it still works
+	// unless the server revoked it.
+	AccessExpiry time.Time
+}
+
+// TokenRevocation is the authorization server's answer to revoking one
+// token (RFC 7009).
+type TokenRevocation struct {
+	Hint string // "refresh_token" or "access_token"
+	// Revoked: the server answered 200, which it also does for a token
+	// that had already ended (RFC 7009 §2.2).
+	Revoked bool
+	// Unsupported: the server does not revoke tokens of this type
+	// (unsupported_token_type, RFC 7009 §2.2.1), as servers whose access
+	// tokens are self-contained JWTs answer for those: the token works
+	// until it expires.
+	Unsupported bool
+	// Err, when neither, is why the revocation failed; its message is safe
+	// to show a person.
+	Err error
 }
 
 // Logout deletes the server's credential and, when the authorization
-// server advertises revocation (RFC 7009), revokes its tokens. The
-// credential is deleted even when revocation fails.
+// server advertises revocation (RFC 7009), revokes its tokens: the
+// refresh token first (which ends the grant's access tokens too, where
+// the server can), then the access token. The credential is deleted even
+// when revocation fails.
 func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutResult, error) {
 	var old *store.Credential
 	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(_ context.Context, cur *store.Credential) (*store.Credential, error) {
@@ -531,15 +568,23 @@ func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutR
 	if old == nil || old.Kind != store.KindOAuth || old.Issuer == "" {
 		return res, nil
 	}
+	res.AccessExpiry = old.Expiry
 	asm, err := c.serverMetadata(ctx, &cfg, old.Issuer)
-	if err != nil || asm.RevocationEndpoint == "" {
+	if err != nil {
+		res.RevocationErr = err
+		return res, nil
+	}
+	if asm.RevocationEndpoint == "" {
 		return res, nil
 	}
 	ca, err := c.clientForRefresh(ctx, &cfg, old, asm)
 	if err != nil {
+		res.RevocationErr = err
 		return res, nil
 	}
-	revoked := true
+	res.RevocationOffered = true
+	res.Revoked = true
+	confirmed := false
 	for _, t := range []struct{ tok, hint string }{{old.RefreshToken, "refresh_token"}, {old.AccessToken, "access_token"}} {
 		if t.tok == "" {
 			continue
@@ -549,12 +594,21 @@ func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutR
 		if err == nil {
 			err = c.postForm(ctx, asm.RevocationEndpoint, form, user, pass, nil)
 		}
-		if err != nil {
-			revoked = false
+		tr := TokenRevocation{Hint: t.hint, Revoked: err == nil}
+		var pe *ProtocolError
+		switch {
+		case err == nil:
+			confirmed = true
+		case errors.As(err, &pe) && pe.ErrorCode == "unsupported_token_type":
+			tr.Unsupported = true
+		default:
+			tr.Err = tokenError(ctx, "revoking the "+strings.ReplaceAll(t.hint, "_", " "), err)
+			res.Revoked = false
 			c.logf(cfg.ID, "revoking the %s failed: %s", t.hint, describe(err))
 		}
+		res.Tokens = append(res.Tokens, tr)
 	}
-	res.Revoked = revoked
+	res.Revoked = res.Revoked && confirmed
 	return res, nil
 }
 

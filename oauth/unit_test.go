@@ -328,3 +328,20 @@ func TestLifetime(t *testing.T) {
 		}
 	}
 }
+
+func TestRefreshMargin(t *testing.T) {
+	at := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
+	for life, want := range map[time.Duration]time.Duration{
+		time.Hour:        expirySkew,
+		2 * time.Minute:  expirySkew,
+		time.Minute:      15 * time.Second,
+		10 * time.Second: 2500 * time.Millisecond,
+	} {
+		if got := refreshMargin(&store.Credential{UpdatedAt: at, Expiry: at.Add(life)}); got != want {
+			t.Errorf("a token living %v is renewed %v before it expires, want %v", life, got, want)
+		}
+	}
+	if got := refreshMargin(&store.Credential{Expiry: at}); got != expirySkew {
+		t.Errorf("a credential without UpdatedAt: margin %v, want %v", got, expirySkew)
+	}
+}

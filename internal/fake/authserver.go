@@ -106,6 +106,12 @@ type AuthOptions struct {
 	NoDCR bool
 	// NoRevocation omits revocation_endpoint.
 	NoRevocation bool
+	// NoAccessTokenRevocation makes the revocation endpoint refuse access
+	// tokens with 400 unsupported_token_type (RFC 7009 §2.2.1), as
+	// servers whose access tokens are self-contained JWTs do: revoking a
+	// refresh token then ends the grant's refreshes, but its access tokens
+	// work until they expire.
+	NoAccessTokenRevocation bool
 	// ClientIDMetadataDocuments advertises client_id_metadata_document_supported
 	// and accepts, at the authorize endpoint, a client_id that is an https URL
 	// with a path (or, this being a fake, an http URL on a loopback address):

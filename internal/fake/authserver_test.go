@@ -1004,3 +1004,31 @@ func TestAuthExpiresInJSON(t *testing.T) {
 		t.Error("NewAuth accepted ExpiresInJSON that is not JSON")
 	}
 }
+
+// TestAuthNoAccessTokenRevocation: like a provider with JWT access
+// tokens, the server revokes refresh tokens, refuses access tokens with
+// unsupported_token_type, and the access tokens of a revoked grant still
+// work until they expire.
+func TestAuthNoAccessTokenRevocation(t *testing.T) {
+	a := fake.StartAuth(t, &fake.AuthOptions{NoAccessTokenRevocation: true})
+	srv := fake.Start(t, &fake.Options{Auth: a, JSONResponse: true})
+	clientID := publicClient(t, a)
+	tr := login(t, a, clientID, srv.URL, "read offline_access")
+	revoke := func(tok, hint string) tokenResponse {
+		return postForm(t, a.RevocationEndpoint, url.Values{"token": {tok}, "token_type_hint": {hint}, "client_id": {clientID}}, "", "")
+	}
+	if rv := revoke(tr.RefreshToken, "refresh_token"); rv.Status != http.StatusOK {
+		t.Errorf("revoking the refresh token: %d", rv.Status)
+	}
+	if rv := revoke(tr.AccessToken, "access_token"); rv.Status != http.StatusBadRequest || rv.Error != "unsupported_token_type" {
+		t.Errorf("revoking the access token: %d %q, want 400 unsupported_token_type", rv.Status, rv.Error)
+	}
+	if rv := revoke(tr.AccessToken, "refresh_token"); rv.Error != "unsupported_token_type" {
+		t.Errorf("revoking the access token with a wrong hint: %d %q", rv.Status, rv.Error)
+	}
+	if resp := post(t, srv.URL, initializeBody, http.Header{"Authorization": {"Bearer " + tr.AccessToken}}); resp.StatusCode != http.StatusOK {
+		t.Errorf("the access token of the revoked grant: %d, want it to work until it expires", resp.StatusCode)
+	}
+	refresh := postForm(t, a.TokenEndpoint, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken}, "client_id": {clientID}, "resource": {srv.URL}}, "", "")
+	refresh.wantError(t, "invalid_grant")
+}

@@ -440,10 +440,16 @@ func (a *AuthServer) serveRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.revocations++
-	if t := a.tokens[form.Get("token")]; t != nil && t.clientID == c.id {
+	t := a.tokens[form.Get("token")]
+	if a.opts.NoAccessTokenRevocation && (t != nil && !t.refresh || t == nil && form.Get("token_type_hint") == "access_token") {
+		a.mu.Unlock()
+		(&oauthError{status: http.StatusBadRequest, code: "unsupported_token_type", description: "access tokens are not revocable here"}).write(w)
+		return
+	}
+	if t != nil && t.clientID == c.id {
 		t.revoked = true
 		if t.refresh {
-			a.revokeFamilyLocked(t.family, true)
+			a.revokeFamilyLocked(t.family, !a.opts.NoAccessTokenRevocation)
 		}
 	}
 	a.mu.Unlock()

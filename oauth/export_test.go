@@ -1,0 +1,7 @@
+package oauth
+
+import "time"
+
+// SetClock makes c read the time from now, so tests can let tokens age
+// without sleeping.
+func (c *Client) SetClock(now func() time.Time) { c.now = now }
