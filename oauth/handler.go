@@ -199,16 +199,22 @@ func orCode(code, def string) string {
 	return def
 }
 
-// bound reports whether cred may be sent to cfg's server: a stored bearer
-// token only to the URL it was stored for, an OAuth credential to a server
-// URL within the resource it was issued for (the server URL itself, or
-// the origin when the server's metadata names the origin). A credential
-// bound elsewhere is never used.
+// bound reports whether cred may be sent to cfg's server: only while the
+// server is configured for the credential's kind (a bearer token stored
+// before the server became auth oauth is not sent to it, nor a sign-in to
+// a server that became auth bearer); a stored bearer token only to the URL
+// it was stored for, an OAuth credential to a server URL within the
+// resource it was issued for (the server URL itself, or the origin when
+// the server's metadata names the origin). A credential bound elsewhere is
+// never used.
 func bound(cred *store.Credential, cfg *mcpgate.ServerConfig) bool {
-	if cred.Kind == store.KindBearer {
+	switch {
+	case cred.Kind == store.KindBearer && cfg.Auth == mcpgate.AuthBearer:
 		return cred.Resource == canonicalResource(cfg.URL)
+	case cred.Kind == store.KindOAuth && cfg.Auth == mcpgate.AuthOAuth:
+		return within(cfg.URL, cred.Resource)
 	}
-	return within(cfg.URL, cred.Resource)
+	return false
 }
 
 // fresh reports whether cred's access token may be sent as it is: it has
@@ -244,7 +250,7 @@ func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rej
 	case err != nil:
 		return "", "", storeError("reading the credential", err)
 	case !bound(cred, cfg):
-		c.logf(cfg.ID, "ignoring a credential bound to another server URL")
+		c.logf(cfg.ID, "ignoring a credential of kind %s bound to another server URL or auth", cred.Kind)
 		return "", "", nil
 	case cred.Kind == store.KindBearer:
 		if rejected != "" && rejected == cred.AccessToken {
@@ -334,7 +340,11 @@ func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *st
 		return cur, err
 	}
 	c.logf(cfg.ID, "refreshed the access token")
-	return c.credentialFrom(cur.Binding, tr, cur.Scopes, cur, key), nil
+	next := c.credentialFrom(cur.Binding, tr, cur.Scopes, cur, key)
+	if next.RefreshToken == "" {
+		next.RefreshToken = cur.RefreshToken // RFC 6749 §6: without a new one, the old one stays valid
+	}
+	return next, nil
 }
 
 // clientForRefresh finds the client that obtained cur.

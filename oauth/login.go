@@ -113,6 +113,9 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	if err != nil {
 		return nil, storeError("reading the credential", err)
 	}
+	if prev != nil && !bound(prev, &cfg) {
+		prev = nil // another server's, or another kind: nothing of it carries over
+	}
 	chosen := o.Issuer
 	if chosen == "" && prev != nil && prev.Resource == md.resource && slices.Contains(md.issuers, prev.Issuer) {
 		chosen = prev.Issuer // the person chose it before

@@ -308,7 +308,9 @@ func tokenError(ctx context.Context, what string, err error) *mcpgate.Error {
 }
 
 // credentialFrom turns a token answer into a credential bound to b, and
-// to key when the token is DPoP-bound.
+// to key when the token is DPoP-bound. prev is the credential it
+// replaces: its step-up state carries over, never its refresh token (only
+// a refresh may keep that; see refresh).
 func (c *Client) credentialFrom(b store.Binding, tr *tokenResponse, requested []string, prev *store.Credential, key *dpopKey) *store.Credential {
 	cred := &store.Credential{
 		Binding:     b,
@@ -324,9 +326,6 @@ func (c *Client) credentialFrom(b store.Binding, tr *tokenResponse, requested []
 		cred.Expiry = c.now().Add(time.Duration(tr.ExpiresIn))
 	}
 	cred.RefreshToken = tr.RefreshToken
-	if cred.RefreshToken == "" && prev != nil {
-		cred.RefreshToken = prev.RefreshToken // RFC 6749 §6: the old one stays valid
-	}
 	if tr.Scope != "" {
 		cred.Scopes = strings.Fields(tr.Scope)
 	} else {

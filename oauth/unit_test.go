@@ -345,3 +345,15 @@ func TestRefreshMargin(t *testing.T) {
 		t.Errorf("a credential without UpdatedAt: margin %v, want %v", got, expirySkew)
 	}
 }
+
+// TestSignInKeepsNoOldRefreshToken: a new sign-in's credential holds only
+// what its token answer gave; the refresh token of the credential it
+// replaces (perhaps for another resource) is not carried over.
+func TestSignInKeepsNoOldRefreshToken(t *testing.T) {
+	c := New(&Options{})
+	prev := &store.Credential{RefreshToken: "rt-old-old-old", StepUpCount: 1}
+	cred := c.credentialFrom(store.Binding{Server: "s"}, &tokenResponse{AccessToken: "at-new"}, nil, prev, nil)
+	if cred.RefreshToken != "" || cred.StepUpCount != 1 {
+		t.Errorf("refresh token kept %v, step-up count %d", cred.RefreshToken != "", cred.StepUpCount)
+	}
+}
