@@ -51,7 +51,7 @@ func parseChallenge(headers []string) challenge {
 			if v := c.Params["resource_metadata"]; v != "" {
 				ch.resourceMetadata = v
 			}
-			if v := strings.Fields(c.Params["scope"]); len(v) > 0 && len(ch.scope) == 0 {
+			if v := scopeTokens(c.Params["scope"]); len(v) > 0 && len(ch.scope) == 0 {
 				ch.scope = v
 			}
 			if v := providerCode(c.Params["error"]); v != "" && ch.errorCode == "" {
@@ -60,6 +60,28 @@ func parseChallenge(headers []string) challenge {
 		}
 	}
 	return ch
+}
+
+// Bounds on the scopes a challenge may ask for: they go into the next
+// authorization request and into messages for people.
+const (
+	maxChallengeScopes = 20
+	maxScopeBytes      = 100
+)
+
+// scopeTokens splits a challenge's scope into the tokens RFC 6749 §3.3
+// allows (printable ASCII but space, '"' and backslash), at most
+// maxChallengeScopes of at most maxScopeBytes each; anything else a server
+// sends there is dropped.
+func scopeTokens(scope string) []string {
+	var out []string
+	for _, s := range strings.Fields(scope) {
+		ok := len(s) <= maxScopeBytes && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x21 || r > 0x7e || r == '"' || r == '\\' })
+		if ok && !slices.Contains(out, s) && len(out) < maxChallengeScopes {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // metadata is what discovery found for one server.

@@ -29,9 +29,14 @@ const expirySkew = 30 * time.Second
 // asking again would loop.
 const maxStepUps = 2
 
-// stepUpWindow is how soon after a credential was obtained a repeated
-// challenge for the scopes it was obtained for counts as the same step-up.
-// One much later (a permission withdrawn since) starts afresh.
+// maxStepUpChain bounds the step-up sign-ins in a row, each soon after the
+// last, whatever scopes they asked for: a server that names a new scope at
+// every refusal is given up on as surely as one that repeats itself.
+const maxStepUpChain = 4
+
+// stepUpWindow is how soon after a sign-in for a step-up another
+// challenge continues the same run of step-ups. One much later (a
+// permission withdrawn since, another tool needing more) starts afresh.
 const stepUpWindow = 10 * time.Minute
 
 // Handler returns the go-sdk OAuthHandler for sessions of cfg (auth oauth,
@@ -365,13 +370,18 @@ func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig
 
 // stepUp records a 403 insufficient_scope challenge: the next sign-in asks
 // for the union of the scopes already granted and those challenged (MCP
-// 2026-07-28, SEP-2350), and the server moves to needs-auth. When the
-// same scopes were already asked for maxStepUps times in a row and the
-// server still refuses, it stops asking: the error is then not one a
-// sign-in fixes.
+// 2026-07-28, SEP-2350), and the server moves to needs-auth. It stops
+// asking, with an error a sign-in does not fix, when the server still
+// refuses after the same scopes were asked for maxStepUps times in a row,
+// or after maxStepUpChain step-ups in a row for any scopes. A challenge
+// long after the last sign-in (a permission withdrawn since) starts
+// afresh.
 func (c *Client) stepUp(ctx context.Context, cfg *mcpgate.ServerConfig, challenged []string) error {
-	var want []string
-	exhausted := false
+	var (
+		want      []string
+		made      int // step-up sign-ins in a row so far
+		exhausted bool
+	)
 	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(ctx context.Context, cur *store.Credential) (*store.Credential, error) {
 		if cur == nil || !bound(cur, cfg) {
 			want = union(nil, challenged)
@@ -380,23 +390,24 @@ func (c *Client) stepUp(ctx context.Context, cfg *mcpgate.ServerConfig, challeng
 		next := *cur
 		want = union(cur.Scopes, challenged)
 		// The same step-up again: still owed (the authorization server did
-		// not grant it), or granted and refused anyway, soon after.
+		// not grant it), or granted and refused anyway.
 		again := slices.Equal(cur.StepUpScopes, want) || (len(cur.StepUpScopes) == 0 && grantsAll(cur.Scopes, want))
-		if !again || c.now().Sub(cur.UpdatedAt) > stepUpWindow {
+		if cur.StepUpAt.IsZero() || c.now().Sub(cur.StepUpAt) > stepUpWindow {
 			next.StepUpCount = 0
 		}
 		next.StepUpScopes = want
-		exhausted = next.StepUpCount >= maxStepUps
+		made = next.StepUpCount
+		exhausted = (again && made >= maxStepUps) || made >= maxStepUpChain
 		return &next, nil
 	})
 	if err != nil {
 		return err
 	}
-	need := strings.Join(want, " ")
+	need := sanitizeText("%s", strings.Join(want, " ")) // granted scopes are the authorization server's text
 	if exhausted {
 		return &mcpgate.Error{Category: mcpgate.CategoryHTTP, HTTPStatus: http.StatusForbidden, Code: "insufficient_scope",
-			Message: "the server still refuses (HTTP 403 insufficient_scope) after " + strconv.Itoa(maxStepUps) + " sign-ins asking for scope " + need +
-				"; mcpgate stops asking (check the account's permissions with the server's administrator)"}
+			Message: "the server still refuses (HTTP 403 insufficient_scope, now asking for scope " + need + ") after " +
+				strconv.Itoa(made) + " sign-ins for more scopes; mcpgate stops asking (check the account's permissions with the server's administrator)"}
 	}
 	return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusForbidden, Code: "insufficient_scope",
 		Message: "the server needs scope " + need + "; sign in again with: mcpgate auth " + cfg.ID}

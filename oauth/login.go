@@ -351,12 +351,13 @@ func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfi
 }
 
 // countStepUp counts a sign-in made for a pending step-up towards
-// maxStepUps; any other sign-in starts the count afresh.
+// maxStepUps and maxStepUpChain, noting when it was made; any other
+// sign-in starts the count afresh.
 func countStepUp(cred *store.Credential, requested []string, prev *store.Credential) {
 	if prev != nil && len(prev.StepUpScopes) > 0 && grantsAll(requested, prev.StepUpScopes) {
-		cred.StepUpCount = prev.StepUpCount + 1
+		cred.StepUpCount, cred.StepUpAt = prev.StepUpCount+1, cred.UpdatedAt
 	} else {
-		cred.StepUpCount = 0
+		cred.StepUpCount, cred.StepUpAt = 0, time.Time{}
 	}
 }
 

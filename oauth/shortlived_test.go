@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/internal/fake"
 )
 
@@ -88,5 +89,27 @@ func TestShortLivedTokens(t *testing.T) {
 	}
 	if left := time.Until(res.AccessExpiry); left <= 0 || left > 20*time.Second {
 		t.Errorf("the access token is said to work until %v, want within its ten seconds (eight more on the agent's clock)", res.AccessExpiry)
+	}
+}
+
+// TestStepUpsFarApart: step-ups long after one another (another tool, a
+// permission granted later) are not a run, however recently the token was
+// refreshed: mcpgate keeps asking.
+func TestStepUpsFarApart(t *testing.T) {
+	as := fake.StartAuth(t, &fake.AuthOptions{AccessTTL: 5 * time.Minute})
+	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
+	srv.Protect(fake.Protection{ShiftingScope: true})
+	_, c := newEnv(t).open()
+	var clk clock
+	c.SetClock(clk.now)
+	cfg := oauthCfg("s", srv.URL)
+	mustLogin(t, c, cfg)
+	m := newManager(t, c, cfg)
+	for round := range 8 {
+		clk.advance(11 * time.Minute)
+		if _, err := call(t, m, "s", "admin_reset", `{}`); category(err) != mcpgate.CategoryAuth || code(err) != "insufficient_scope" {
+			t.Fatalf("step-up %d, eleven minutes after the last: %v, want a sign-in asked for", round+1, err)
+		}
+		mustLogin(t, c, cfg)
 	}
 }

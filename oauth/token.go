@@ -334,7 +334,7 @@ func (c *Client) credentialFrom(b store.Binding, tr *tokenResponse, requested []
 	if prev != nil {
 		// The count of sign-ins for a step-up outlives the step-up, so a
 		// server that refuses what it was just granted is noticed.
-		cred.StepUpCount = prev.StepUpCount
+		cred.StepUpCount, cred.StepUpAt = prev.StepUpCount, prev.StepUpAt
 		if !grantsAll(cred.Scopes, prev.StepUpScopes) {
 			// The step-up is still owed: keep asking for it (within bounds).
 			cred.StepUpScopes = prev.StepUpScopes

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -355,5 +356,22 @@ func TestSignInKeepsNoOldRefreshToken(t *testing.T) {
 	cred := c.credentialFrom(store.Binding{Server: "s"}, &tokenResponse{AccessToken: "at-new"}, nil, prev, nil)
 	if cred.RefreshToken != "" || cred.StepUpCount != 1 {
 		t.Errorf("refresh token kept %v, step-up count %d", cred.RefreshToken != "", cred.StepUpCount)
+	}
+}
+
+// TestChallengeScopes: a challenge's scope keeps only RFC 6749 scope
+// tokens, bounded; remote text of any other shape never reaches a sign-in
+// request or a message.
+func TestChallengeScopes(t *testing.T) {
+	ch := parseChallenge([]string{"Bearer error=\"insufficient_scope\", scope=\"read \x1b[31mred adm\u202ein files:write read " + strings.Repeat("x", 101) + "\""})
+	if !slices.Equal(ch.scope, []string{"read", "files:write"}) {
+		t.Errorf("scope %q, want only the well-formed tokens, once each", ch.scope)
+	}
+	many := make([]string, 50)
+	for i := range many {
+		many[i] = "s" + strconv.Itoa(i)
+	}
+	if got := scopeTokens(strings.Join(many, " ")); len(got) != maxChallengeScopes {
+		t.Errorf("%d scopes kept of 50, want %d", len(got), maxChallengeScopes)
 	}
 }

@@ -63,10 +63,11 @@ type Credential struct {
 	Expiry       time.Time
 	Scopes       []string // granted scopes
 	// StepUpScopes are the scopes a 403 insufficient_scope challenge asked
-	// for; the next login requests them. StepUpCount counts logins in a row
-	// for that same challenge.
+	// for; the next login requests them. StepUpCount counts the logins made
+	// for step-ups in a row, StepUpAt is when the last of them was made.
 	StepUpScopes []string
 	StepUpCount  int
+	StepUpAt     time.Time
 	UpdatedAt    time.Time
 	// DPoPKey is the private key the tokens are bound to when TokenType is
 	// DPoP (RFC 9449), PKCS #8 DER in base64url; sealed at rest. It lives

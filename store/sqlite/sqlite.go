@@ -229,6 +229,11 @@ CREATE INDEX request_log_tenant ON request_log (tenant, id);
 	`
 ALTER TABLE credentials ADD COLUMN dpop_key TEXT NOT NULL DEFAULT '';
 `,
+	// When the last sign-in for a step-up was made (unix microseconds);
+	// NULL for none.
+	`
+ALTER TABLE credentials ADD COLUMN step_up_at INTEGER;
+`,
 }
 
 // migrate switches the database to WAL and applies the migrations it has
