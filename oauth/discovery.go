@@ -182,6 +182,9 @@ func (c *Client) discoverResource(ctx context.Context, serverURL string, ch chal
 	if absent && ch.resourceMetadata == "" {
 		return nil, errNoResourceMetadata
 	}
+	if ctx.Err() != nil {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryTimeout, Message: "authorization discovery: the server's protected resource metadata did not arrive in time", Err: ctx.Err()}
+	}
 	return nil, discoveryErrorf("no protected resource metadata found for the server (%v)", describe(lastErr))
 }
 
@@ -348,6 +351,9 @@ func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*authServer
 			}
 		}
 		return &asm, nil
+	}
+	if ctx.Err() != nil {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryTimeout, Message: "authorization discovery: the metadata of " + issuer + " did not arrive in time", Err: ctx.Err()}
 	}
 	derr := discoveryErrorf("no authorization server metadata found for %s (%s)", issuer, describe(lastErr))
 	if absent {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +20,15 @@ import (
 // expire on the way to the server; for a token that lives less than four
 // times as long, a quarter of its lifetime (see refreshMargin).
 const expirySkew = 30 * time.Second
+
+// renewTimeout bounds each network step of a renewal in the background:
+// finding the authorization server's metadata, and the token request
+// made under the credential's renewal lock, which other processes needing
+// the credential wait for. It is no shorter because a rotating refresh
+// token the server spends after mcpgate gave up on its answer is lost:
+// the next refresh presents the old one, and the server ends the sign-in
+// (RFC 9700 §4.14.2).
+const renewTimeout = 15 * time.Second
 
 // maxStepUps bounds the sign-ins made for one insufficient_scope
 // challenge: with the sign-in before it, at most three authorizations ask
@@ -242,11 +250,11 @@ func refreshMargin(cred *store.Credential) time.Duration {
 	return expirySkew
 }
 
-// accessToken returns the token to send to cfg's server, refreshing it
-// under the credential's lock when it has expired or when rejected (the
-// token the server refused) is still the stored one, and the DPoP key the
-// token is bound to, if any (stored form). "" means there is no
-// credential: the request goes without one and the server decides.
+// accessToken returns the token to send to cfg's server, renewing it
+// (see renew) when it has expired or when rejected (the token the server
+// refused) is still the stored one, and the DPoP key the token is bound
+// to, if any (stored form). "" means there is no credential: the request
+// goes without one and the server decides.
 func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rejected string) (tok, key string, err error) {
 	cred, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID)
 	switch {
@@ -266,14 +274,9 @@ func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rej
 	case rejected == "" && c.fresh(cred):
 		return cred.AccessToken, dpopKeyOf(cred), nil
 	}
-	next, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(ctx context.Context, cur *store.Credential) (*store.Credential, error) {
-		return c.refresh(ctx, cfg, cur, rejected)
-	})
-	if err != nil {
+	next, err := c.renew(ctx, cfg, cred, rejected)
+	if err != nil || next == nil {
 		return "", "", err
-	}
-	if next == nil {
-		return "", "", nil
 	}
 	return next.AccessToken, dpopKeyOf(next), nil
 }
@@ -285,71 +288,6 @@ func dpopKeyOf(cred *store.Credential) string {
 		return cred.DPoPKey
 	}
 	return ""
-}
-
-// refresh decides, under the lock, the credential's next value. It re-reads
-// first: another process may have refreshed while we waited for the lock,
-// and a rotating refresh token must be used only once.
-func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential, rejected string) (*store.Credential, error) {
-	if cur == nil || !bound(cur, cfg) {
-		return cur, nil
-	}
-	if cur.AccessToken != rejected && c.fresh(cur) {
-		return cur, nil // someone else refreshed meanwhile
-	}
-	if cfg.Grant.Machine() {
-		asm, err := c.serverMetadata(ctx, cfg, cur.Issuer)
-		if err != nil {
-			return cur, err
-		}
-		next, err := c.machineToken(ctx, cfg, cur.Resource, asm, cur.Scopes, cur, challenge{})
-		if err != nil {
-			return cur, err
-		}
-		return next, nil
-	}
-	if cur.RefreshToken == "" {
-		return cur, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
-			Message: "the sign-in for " + cfg.ID + " expired and cannot be refreshed; sign in again with: mcpgate auth " + cfg.ID}
-	}
-	asm, err := c.serverMetadata(ctx, cfg, cur.Issuer)
-	if err != nil {
-		return cur, err
-	}
-	ca, err := c.clientForRefresh(ctx, cfg, cur, asm)
-	if err != nil {
-		return cur, err
-	}
-	var key *dpopKey
-	if cur.DPoPKey != "" {
-		// RFC 9449 §5: the refresh proves possession of the key the
-		// credential is bound to.
-		if key, err = decodeDPoPKey(cur.DPoPKey); err != nil {
-			return cur, &mcpgate.Error{Category: mcpgate.CategoryInternal, Message: "reading the credential's DPoP key: " + err.Error()}
-		}
-	}
-	form := url.Values{
-		"grant_type":    {"refresh_token"},
-		"refresh_token": {cur.RefreshToken},
-		"resource":      {cur.Resource},
-	}
-	tr, err := c.requestToken(ctx, asm, form, ca, key)
-	if err != nil {
-		var me *mcpgate.Error
-		if errors.As(err, &me) && me.Code == "invalid_grant" {
-			// The refresh token is dead (expired, revoked, or already
-			// rotated by someone who then lost it): only a person can fix it.
-			return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: me.HTTPStatus, Code: "invalid_grant",
-				Message: "the sign-in for " + cfg.ID + " was revoked or expired; sign in again with: mcpgate auth " + cfg.ID, Err: err}
-		}
-		return cur, err
-	}
-	c.logf(cfg.ID, "refreshed the access token")
-	next := c.credentialFrom(cur.Binding, tr, cur.Scopes, cur, key)
-	if next.RefreshToken == "" {
-		next.RefreshToken = cur.RefreshToken // RFC 6749 §6: without a new one, the old one stays valid
-	}
-	return next, nil
 }
 
 // clientForRefresh finds the client that obtained cur.

@@ -181,6 +181,7 @@ type AuthServer struct {
 
 	mu       sync.Mutex
 	hooks    authHooks
+	holds    map[AuthEndpoint]*hold
 	clients  map[string]*authClient
 	codes    map[string]*authCode
 	tokens   map[string]*issuedToken
@@ -555,8 +556,76 @@ func (a *AuthServer) verifyAccess(token string) (resource string, scopes []strin
 	return t.resource, slices.Clone(t.scopes), t.jkt, true
 }
 
+// AuthEndpoint names an endpoint of an [AuthServer], for [AuthServer.Hold].
+type AuthEndpoint string
+
+// The endpoints [AuthServer.Hold] can hold.
+const (
+	AuthMetadataEndpoint AuthEndpoint = "metadata"
+	AuthTokenEndpoint    AuthEndpoint = "token"
+)
+
+type hold struct {
+	arrived chan struct{}
+	release chan struct{}
+}
+
+// Hold makes the endpoint hold every request it receives, before reading
+// it, until release is called, the request's client gives up, or the
+// server closes: a slow or hanging authorization server. arrived receives
+// a value for each request held (up to 64 unread). Requests arriving
+// after release go through. Calling release again does nothing.
+func (a *AuthServer) Hold(e AuthEndpoint) (arrived <-chan struct{}, release func()) {
+	h := &hold{arrived: make(chan struct{}, 64), release: make(chan struct{})}
+	a.mu.Lock()
+	if a.holds == nil {
+		a.holds = make(map[AuthEndpoint]*hold)
+	}
+	a.holds[e] = h
+	a.mu.Unlock()
+	var once sync.Once
+	return h.arrived, func() {
+		once.Do(func() {
+			a.mu.Lock()
+			if a.holds[e] == h {
+				delete(a.holds, e)
+			}
+			a.mu.Unlock()
+			close(h.release)
+		})
+	}
+}
+
+// wait holds r while e is held (see Hold).
+func (a *AuthServer) wait(e AuthEndpoint, r *http.Request) {
+	a.mu.Lock()
+	h := a.holds[e]
+	a.mu.Unlock()
+	if h == nil {
+		return
+	}
+	select {
+	case h.arrived <- struct{}{}:
+	default:
+	}
+	select {
+	case <-h.release:
+	case <-r.Context().Done():
+	case <-a.done:
+	}
+}
+
 func (a *AuthServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
+	switch {
+	case a.MetadataURL != "" && path == urlPath(a.MetadataURL):
+		a.wait(AuthMetadataEndpoint, r)
+	case path == a.routes+"/token":
+		a.wait(AuthTokenEndpoint, r)
+	}
+	if r.Context().Err() != nil {
+		return
+	}
 	switch {
 	case a.MetadataURL != "" && path == urlPath(a.MetadataURL):
 		a.serveMetadata(w, r)

@@ -1032,3 +1032,32 @@ func TestAuthNoAccessTokenRevocation(t *testing.T) {
 	refresh := postForm(t, a.TokenEndpoint, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken}, "client_id": {clientID}, "resource": {srv.URL}}, "", "")
 	refresh.wantError(t, "invalid_grant")
 }
+
+// TestAuthHold: a held endpoint answers only once released; the others
+// answer meanwhile.
+func TestAuthHold(t *testing.T) {
+	a := fake.StartAuth(t, &fake.AuthOptions{ClientCredentials: map[string]string{"m": "s3cret-s3cret"}})
+	arrived, release := a.Hold(fake.AuthTokenEndpoint)
+	answered := make(chan tokenResponse, 1)
+	go func() {
+		tr, _ := doForm(testContext(t), a.TokenEndpoint, url.Values{"grant_type": {"client_credentials"}, "resource": {"http://127.0.0.1:1/mcp"}}, "m", "s3cret-s3cret")
+		answered <- tr
+	}()
+	<-arrived
+	if status := getJSON(t, a.MetadataURL, nil); status != http.StatusOK {
+		t.Errorf("metadata while the token endpoint is held: %d", status)
+	}
+	select {
+	case <-answered:
+		t.Fatal("the held token request was answered")
+	case <-time.After(100 * time.Millisecond):
+	}
+	release()
+	release()
+	if tr := <-answered; tr.Status != http.StatusOK || tr.AccessToken == "" {
+		t.Errorf("after release: %d %s", tr.Status, tr.Error)
+	}
+	if tr := postForm(t, a.TokenEndpoint, url.Values{"grant_type": {"client_credentials"}, "resource": {"http://127.0.0.1:1/mcp"}}, "m", "s3cret-s3cret"); tr.Status != http.StatusOK {
+		t.Errorf("a request after release: %d", tr.Status)
+	}
+}
