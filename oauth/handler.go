@@ -218,14 +218,14 @@ func orCode(code, def string) string {
 // a server that became auth bearer); a stored bearer token only to the URL
 // it was stored for, an OAuth credential to a server URL within the
 // resource it was issued for (the server URL itself, or the origin when
-// the server's metadata names the origin). A credential bound elsewhere is
-// never used.
+// the server's metadata names the origin), from the issuer pinned in the
+// config if one is. A credential bound elsewhere is never used.
 func bound(cred *store.Credential, cfg *mcpgate.ServerConfig) bool {
 	switch {
 	case cred.Kind == store.KindBearer && cfg.Auth == mcpgate.AuthBearer:
 		return cred.Resource == canonicalResource(cfg.URL)
 	case cred.Kind == store.KindOAuth && cfg.Auth == mcpgate.AuthOAuth:
-		return within(cfg.URL, cred.Resource)
+		return within(cfg.URL, cred.Resource) && (cfg.Issuer == "" || cred.Issuer == cfg.Issuer)
 	}
 	return false
 }

@@ -117,6 +117,18 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 		prev = nil // another server's, or another kind: nothing of it carries over
 	}
 	chosen := o.Issuer
+	if cfg.Issuer != "" {
+		// The configured client belongs to one authorization server; no
+		// other gets its credentials, whatever the server names.
+		if chosen != "" && chosen != cfg.Issuer {
+			return nil, &mcpgate.Error{Category: mcpgate.CategoryInvalid, Code: "issuer_mismatch",
+				Message: "issuer " + sanitizeText("%s", chosen) + " is not the one pinned for " + cfg.ID + " in the config (" + cfg.Issuer + ")"}
+		}
+		if !slices.Contains(md.issuers, cfg.Issuer) {
+			return nil, pinMismatch(&cfg, md.issuers)
+		}
+		chosen = cfg.Issuer
+	}
 	if chosen == "" && prev != nil && prev.Resource == md.resource && slices.Contains(md.issuers, prev.Issuer) {
 		chosen = prev.Issuer // the person chose it before
 	}
