@@ -160,7 +160,7 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 			// server no longer names: refreshing there would only renew
 			// a token the server refuses.
 			return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: orCode(ch.errorCode, "invalid_token"),
-				Message: "the server " + cfg.ID + " no longer accepts sign-ins from " + issuer + "; sign in again with: mcpgate auth " + cfg.ID}
+				Message: "the server " + cfg.ID + " no longer accepts sign-ins from " + sanitizeText("%s", issuer) + "; sign in again with: mcpgate auth " + cfg.ID}
 		}
 		// The server rejected a token it should have accepted: refresh it
 		// (unless someone already did) and let the transport retry once.

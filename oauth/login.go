@@ -171,7 +171,7 @@ func (c *Client) scopesFor(cfg *mcpgate.ServerConfig, ch challenge, md *metadata
 	case len(ch.scope) > 0:
 		s = append(s, ch.scope...)
 	default:
-		s = append(s, md.prm.ScopesSupported...)
+		s = append(s, scopeTokens(md.prm.ScopesSupported, maxListedScopes)...)
 	}
 	if !cfg.Grant.Machine() && slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(s, "offline_access") {
 		s = append(s, "offline_access")
@@ -431,7 +431,7 @@ func (c *Client) checkCallback(ctx context.Context, q url.Values, flow *store.Fl
 		if !hasIss || len(iss) != 1 || iss[0] != flow.Issuer {
 			c.opts.Store.TakeFlow(ctx, flow.State)
 			return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "invalid_issuer",
-				Message: "the sign-in callback came from another issuer than " + flow.Issuer + " (RFC 9207 iss mismatch); nothing was stored"}
+				Message: "the sign-in callback came from another issuer than " + sanitizeText("%s", flow.Issuer) + " (RFC 9207 iss mismatch); nothing was stored"}
 		}
 	}
 	if e := q.Get("error"); e != "" {

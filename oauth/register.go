@@ -36,7 +36,7 @@ func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issue
 	}
 	if asm.RegistrationEndpoint == "" {
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryInvalid, Code: "no_registration",
-			Message: "the authorization server " + issuer + " offers no dynamic registration; configure a client with --client-id (and --client-secret-env)"}
+			Message: "the authorization server " + sanitizeText("%s", issuer) + " offers no dynamic registration; configure a client with --client-id (and --client-secret-env) and --issuer"}
 	}
 	reg, err = c.register(ctx, issuer, asm, redirectURI)
 	if err != nil {
@@ -96,7 +96,7 @@ func (c *Client) register(ctx context.Context, issuer string, asm *authServer, r
 	}
 	var resp oauthex.ClientRegistrationResponse
 	if err := c.postJSON(ctx, asm.RegistrationEndpoint, req, &resp); err != nil {
-		return nil, tokenError(ctx, "registering mcpgate with "+issuer, err)
+		return nil, tokenError(ctx, "registering mcpgate with "+sanitizeText("%s", issuer), err)
 	}
 	if err := checkClientID(resp.ClientID); err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func checkClientID(id string) error {
 func pinMismatch(cfg *mcpgate.ServerConfig, named []string) *mcpgate.Error {
 	return &mcpgate.Error{Category: mcpgate.CategoryInvalid, Code: "issuer_mismatch",
 		Message: "the client for " + cfg.ID + " is pinned to the authorization server " + cfg.Issuer + ", the only one its credentials are sent to, " +
-			"but the server names " + sanitizeText("%s", strings.Join(named, ", ")) + "; nothing was sent. " +
+			"but the server names " + issuerList(named) + "; nothing was sent. " +
 			"If the server really moved, pin the new one: mcpgate add " + cfg.ID + " URL ... --issuer NEW --replace"}
 }
 

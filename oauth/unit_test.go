@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -12,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +22,8 @@ import (
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/store"
+	"github.com/mcpgate/mcpgate/store/seal"
+	"github.com/mcpgate/mcpgate/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -371,7 +375,48 @@ func TestChallengeScopes(t *testing.T) {
 	for i := range many {
 		many[i] = "s" + strconv.Itoa(i)
 	}
-	if got := scopeTokens(strings.Join(many, " ")); len(got) != maxChallengeScopes {
+	if got := scopeTokens(many, maxChallengeScopes); len(got) != maxChallengeScopes {
 		t.Errorf("%d scopes kept of 50, want %d", len(got), maxChallengeScopes)
+	}
+	md := &metadata{prm: &oauthex.ProtectedResourceMetadata{ScopesSupported: []string{"read", "\x1b[2Jx", "", "write"}}}
+	if got := New(&Options{}).scopesFor(&mcpgate.ServerConfig{}, challenge{}, md, &authServer{}, nil); !slices.Equal(got, []string{"read", "write"}) {
+		t.Errorf("scopes from scopes_supported %q, want only the well-formed ones", got)
+	}
+}
+
+// TestRemoteTextInErrors: what a server or authorization server names
+// (issuers, hosts) reaches people's messages only sanitized and bounded:
+// no control or bidirectional-override characters, no megabyte of it.
+func TestRemoteTextInErrors(t *testing.T) {
+	evil := "http://127.0.0.1:1/\u202egnp.exe\u2066" + strings.Repeat("a", 5000)
+	sealer, err := seal.New(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "mcpgate.db"), sealer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c := New(&Options{Store: st})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cfg := &mcpgate.ServerConfig{ID: "s", Issuer: "https://as.example"}
+	_, discoverErr := c.discoverIssuer(ctx, evil)
+	_, chooseErr := chooseIssuer(&metadata{issuers: []string{evil, evil + "b"}}, "")
+	_, choseErr := chooseIssuer(&metadata{issuers: []string{evil}}, evil+"c")
+	_, dpopErr := useDPoP(&mcpgate.ServerConfig{ID: "s", DPoP: true}, challenge{}, &authServer{AuthServerMeta: oauthex.AuthServerMeta{Issuer: evil}})
+	_, clientErr := c.clientFor(ctx, &mcpgate.ServerConfig{ID: "s"}, evil, &authServer{}, "http://127.0.0.1/callback")
+	for name, err := range map[string]error{
+		"discovery": discoverErr, "several issuers": chooseErr, "an issuer not listed": choseErr,
+		"no DPoP": dpopErr, "no registration": clientErr, "pin mismatch": pinMismatch(cfg, []string{evil}),
+	} {
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if msg := err.Error(); strings.ContainsAny(msg, "\u202e\u2066") || len(msg) > 1000 {
+			t.Errorf("%s: the message carries remote text unsanitized (%d bytes): %.200q", name, len(msg), msg)
+		}
 	}
 }
