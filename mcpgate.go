@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // AuthKind says how mcpgate authenticates to a remote server.
@@ -123,6 +125,13 @@ type ServerConfig struct {
 	Headers map[string]string
 	// Timeout bounds a tool call; zero means [DefaultCallTimeout].
 	Timeout time.Duration
+	// AllowPrivateNetwork lets this server's requests, and those of its
+	// sign-in, reach private network addresses (RFC 1918, CGNAT
+	// 100.64.0.0/10, IPv6 unique local fc00::/7): a server inside a
+	// company network. Without it only public addresses are dialled (and
+	// loopback for a server configured on loopback); link-local and cloud
+	// metadata addresses never are (see package netpolicy).
+	AllowPrivateNetwork bool
 }
 
 // DisplayName is the name people see.
@@ -147,15 +156,19 @@ func (c ServerConfig) ToolEnabled(tool string) bool {
 }
 
 // Binding identifies what a live session was authenticated against: the
-// complete URL and every setting that decides which credential is sent. A
-// change of binding must pass the manager's disconnect barrier so a
-// credential never reaches a server it was not meant for.
+// complete URL and every setting that decides which credential is sent,
+// and where its requests may go. A change of binding must pass the
+// manager's disconnect barrier so a credential never reaches a server it
+// was not meant for, and a narrowed network policy holds at once.
 func (c ServerConfig) Binding() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "url=%s\nauth=%s\nbearer=%s\nclient=%s\nsecret=%s\nmeta=%s\nissuer=%s\ngrant=%s\nkey=%s\ndpop=%t\n",
 		c.URL, c.Auth, c.BearerTokenEnv, c.ClientID, c.ClientSecretEnv, c.ClientMetadataURL, c.Issuer, c.Grant, c.PrivateKeyFile, c.DPoP)
 	fmt.Fprintf(&b, "assertion=%s|%s\nidtoken=%s|%s\nidp=%s|%s|%s\n",
 		c.AssertionFile, c.AssertionEnv, c.IDTokenFile, c.IDTokenEnv, c.IDPTokenEndpoint, c.IDPClientID, c.IDPClientSecretEnv)
+	if c.AllowPrivateNetwork {
+		b.WriteString("network=private\n")
+	}
 	keys := make([]string, 0, len(c.Headers))
 	for k := range c.Headers {
 		keys = append(keys, k)
@@ -365,8 +378,15 @@ func ValidateID(id string) error {
 }
 
 // ValidateURL checks that raw is an absolute https URL, or http for a
-// loopback host (see [IsLoopbackHost]), without credentials or a fragment.
+// loopback host (see [IsLoopbackHost]), without credentials or a fragment,
+// and with no character that does not show as itself: controls (C0, C1),
+// bidirectional overrides, zero-width and other format characters, and
+// spaces. Such a URL would read as another address than the one dialled.
 func ValidateURL(raw string) error {
+	if i := strings.IndexFunc(raw, invisible); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(raw[i:])
+		return invalidf("url: contains the invisible or control character %U; type the address again", r)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return invalidf("url: not a valid URL")
@@ -398,18 +418,72 @@ func ValidateURL(raw string) error {
 	return nil
 }
 
-// RedactURL shows a URL without what may carry a secret: user info, query
-// and fragment are replaced by "…".
+// invisible reports a rune that does not show as itself: anything
+// [unicode.IsPrint] refuses (controls, format characters such as the bidi
+// overrides and zero-width spaces, separators other than the ASCII space)
+// and the space itself, which no URL holds unescaped.
+func invisible(r rune) bool {
+	return r == ' ' || r == utf8.RuneError || !unicode.IsPrint(r)
+}
+
+// RedactURL shows a URL without what may carry a secret: user info is
+// dropped, each query parameter keeps its name but its value becomes "…"
+// (a parameter without "=" is all "…"), and a fragment becomes "…". So
+// https://x/mcp?api_key=s3cret shows as https://x/mcp?api_key=….
 func RedactURL(u *url.URL) string {
 	c := *u
 	c.User = nil
 	if c.RawQuery != "" {
-		c.RawQuery = "…"
+		parts := strings.Split(c.RawQuery, "&")
+		for i, p := range parts {
+			if name, _, ok := strings.Cut(p, "="); ok && name != "" {
+				parts[i] = name + "=…"
+			} else {
+				parts[i] = "…"
+			}
+		}
+		c.RawQuery = strings.Join(parts, "&")
 	}
-	if c.Fragment != "" {
-		c.Fragment = "…"
+	hadFragment := c.Fragment != ""
+	c.Fragment, c.RawFragment = "", ""
+	out := c.String()
+	if hadFragment {
+		out += "#…" // through String it would read #%E2%80%A6
 	}
-	return c.String()
+	return out
+}
+
+// ShowURL is raw as a person may see it in a listing: redacted (see
+// [RedactURL]) and with every invisible or control character removed, so
+// a URL that was configured before [ValidateURL] refused them still
+// prints safely. What does not parse shows as "(not a valid URL)".
+func ShowURL(raw string) string {
+	raw = strings.Map(func(r rune) rune {
+		if invisible(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(raw, ""))
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(not a valid URL)"
+	}
+	return RedactURL(u)
+}
+
+// codePattern is what a provider's error code may look like to be shown:
+// an OAuth error ("invalid_token"), a JSON-RPC code ("-32042"), a dotted
+// name. Anything else is remote prose, not a code.
+var codePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
+
+// SafeCode returns code when it matches [A-Za-z0-9_.-]{1,40}, else "":
+// a provider's error code reaches models and people as it is, so text
+// that is not a code is dropped, never cut or cleaned into one.
+func SafeCode(code string) string {
+	if codePattern.MatchString(code) {
+		return code
+	}
+	return ""
 }
 
 // IsLoopbackHost reports whether host (no port) is localhost, in
@@ -452,6 +526,7 @@ const (
 	CategoryCancelled   Category = "cancelled"   // the operation was cancelled
 	CategoryUnsupported Category = "unsupported" // out of scope (stdio, SSE, URL elicitation...)
 	CategoryConflict    Category = "conflict"    // already exists
+	CategoryPolicy      Category = "policy"      // refused by the outbound network policy (package netpolicy)
 	CategoryInternal    Category = "internal"    // a bug in mcpgate
 )
 

@@ -3,9 +3,21 @@ package mcpgate
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 var secretPatterns = regexp.MustCompile(`(?i)(bearer\s+)[^\s"']+|((?:token|secret|password|passwd|api[_-]?key|access_token|refresh_token|code|authorization)\s*[=:]\s*)(?:bearer\s+)?[^\s&"',;]+|\b(?:sk|pk|rk|ghp|gho|ghs|xox[abp])[-_][A-Za-z0-9_-]{8,}`)
+
+// Unprintable reports a rune that must not reach a terminal or a page as
+// it is: C0 and C1 controls and DEL (a terminal obeys ESC and CSI), the
+// line and paragraph separators, and every format character (Unicode Cf):
+// the bidirectional overrides, isolates and marks that make text display
+// in another order than it reads, zero-width spaces and joiners, the byte
+// order mark. Newline and tab are controls too; callers that keep them
+// test for them first.
+func Unprintable(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r)
+}
 
 // Sanitize makes remote text fit to show a person: control characters
 // removed, anything that looks like a credential redacted, at most max
@@ -15,7 +27,7 @@ func Sanitize(s string, max int) string {
 		if r == '\n' || r == '\t' {
 			return ' '
 		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') {
+		if Unprintable(r) {
 			return -1
 		}
 		return r
@@ -30,13 +42,37 @@ func Sanitize(s string, max int) string {
 		}
 		return "[redacted]"
 	})
-	s = strings.TrimSpace(s)
-	if len(s) > max {
-		cut := max
-		for cut > 0 && (s[cut]&0xc0) == 0x80 {
-			cut--
+	return cut(strings.TrimSpace(s), max)
+}
+
+// CleanText makes remote text of several lines fit to show a person as
+// it is, in a form or a dialog: invalid UTF-8 replaced, tabs made spaces,
+// every [Unprintable] character but the newline removed, at most max bytes
+// (cut on a rune boundary). Unlike [Sanitize] it keeps line breaks and
+// redacts nothing, so a question reads as the server wrote it.
+func CleanText(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return r
+		case r == '\t':
+			return ' '
+		case Unprintable(r):
+			return -1
 		}
-		s = s[:cut] + "…"
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	return cut(strings.TrimSpace(s), max)
+}
+
+// cut bounds s to max bytes on a rune boundary, marking a cut with "…".
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	return s
+	n := max
+	for n > 0 && (s[n]&0xc0) == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }

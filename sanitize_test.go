@@ -11,6 +11,8 @@ func TestSanitize(t *testing.T) {
 		{"line\nbreak\ttab", "line break tab"},
 		{"bell\x07 esc\x1b[31m", "bell esc[31m"},
 		{"bidi \u202eevil", "bidi evil"},
+		{"marks \u200f\u200e\u061cand zero\u200bwidth\ufeff", "marks and zerowidth"},
+		{"isolate \u2067x\u2069 C1 \u009b31m", "isolate x C1 31m"},
 		{"Authorization: Bearer abc.def", "Authorization: [redacted]"},
 		{"got token=sk-live-123456789&x=1", "got token=[redacted]&x=1"},
 		{"key ghp_abcdefghijklmnop here", "key [redacted] here"},

@@ -57,6 +57,7 @@ var fields = []field{
 	plain("bearerTokenEnv", "a string", func(c *mcpgate.ServerConfig) *string { return &c.BearerTokenEnv }, isEmpty),
 	plain("headers", "an object whose values are strings", func(c *mcpgate.ServerConfig) *map[string]string { return &c.Headers },
 		func(m map[string]string) bool { return len(m) == 0 }),
+	plain("allowPrivateNetwork", "true or false", func(c *mcpgate.ServerConfig) *bool { return &c.AllowPrivateNetwork }, func(b bool) bool { return !b }),
 	{
 		key: "timeout",
 		decode: func(c *mcpgate.ServerConfig, raw json.RawMessage) (err error) {

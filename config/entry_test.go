@@ -64,6 +64,35 @@ func TestOAuthFieldsRoundTrip(t *testing.T) {
 	wantErr(t, err, mcpgate.CategoryInvalid, "issuer: required")
 }
 
+// TestAllowPrivateNetworkRoundTrip: the network policy's per-server
+// setting is read, written back under its name, and left out when off.
+func TestAllowPrivateNetworkRoundTrip(t *testing.T) {
+	path := writeConfig(t, `{"mcpServers": {
+		"intranet": {"url": "https://mcp.corp.example/mcp", "auth": "none", "allowPrivateNetwork": true},
+		"public": {"url": "https://mcp.example.com/mcp", "auth": "none"}
+	}}`)
+	f := mustLoad(t, path)
+	if !mustServer(t, f, "intranet").AllowPrivateNetwork || mustServer(t, f, "public").AllowPrivateNetwork {
+		t.Fatalf("read %+v and %+v", mustServer(t, f, "intranet"), mustServer(t, f, "public"))
+	}
+	s := mustServer(t, f, "intranet")
+	s.ID = "intranet2"
+	if err := f.Add(s, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustServer(t, mustLoad(t, path), "intranet2"); !got.AllowPrivateNetwork {
+		t.Errorf("reloaded %+v", got)
+	}
+	if saved := string(readFile(t, path)); strings.Count(saved, `"allowPrivateNetwork": true`) != 2 || strings.Contains(saved, `"allowPrivateNetwork": false`) {
+		t.Errorf("saved:\n%s", saved)
+	}
+	_, err := mustLoadErr(t, `{"mcpServers": {"x": {"url": "https://x.example/mcp", "allowPrivateNetwork": "yes"}}}`)
+	wantErr(t, err, mcpgate.CategoryInvalid, "allowPrivateNetwork", "true or false")
+}
+
 func mustLoadErr(t *testing.T, content string) (*config.File, error) {
 	t.Helper()
 	return config.Load(writeConfig(t, content))

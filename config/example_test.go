@@ -26,6 +26,6 @@ func ExampleParseImport() {
 	}
 	// Output:
 	// import gitlab (gitlab) https://gitlab.example/mcp auth=none
-	// import linear (Linear) https://mcp.linear.app/mcp auth=oauth
+	// import linear (Linear) https://mcp.linear.app/mcp auth=none
 	// skip files: runs the local command "npx @modelcontextprotocol/server-filesystem": stdio servers are not supported: mcpgate connects to remote servers over Streamable HTTP only
 }

@@ -73,9 +73,11 @@ type ImportResult struct {
 //
 // Entries that name a local command are skipped, except those running the
 // mcp-remote proxy, which are imported as the remote server they wrap. An
-// entry's auth is "none" when its headers carry an Authorization header and
-// "oauth" otherwise, which is what those clients do on a 401. ${VAR} and
-// ${env:VAR} references are kept as written. Names that are not valid
+// entry's auth is "oauth" when it has Claude Code's "oauth" block and
+// "none" otherwise (an Authorization header carries its own credential).
+// ${VAR} and ${env:VAR} references are kept as written: each request
+// sends the variable's value to the server, so show [ImportResult.EnvUses]
+// to the person and import only what [ImportResult.CheckEnv] allows. Names that are not valid
 // server IDs are lower-cased, other characters turned into "-" and cut to
 // 32, with the original kept as the display name.
 //
@@ -365,8 +367,13 @@ func convertEntry(raw json.RawMessage) (cfg mcpgate.ServerConfig, notes []string
 		Enabled:       !fe.Disabled,
 		DisabledTools: fe.DisabledTools,
 	}
-	cfg.Auth = inferAuth(&cfg)
+	// An entry that says nothing of authentication is auth none: the
+	// source client would try OAuth on a 401, but a local or public server
+	// must not show a sign-in it does not need. Only an "oauth" block says
+	// OAuth; an Authorization header carries its own credential.
+	cfg.Auth = mcpgate.AuthNone
 	if fe.OAuth != nil {
+		cfg.Auth = mcpgate.AuthOAuth
 		cfg.ClientID = fe.OAuth.ClientID
 		cfg.Scopes = strings.Fields(fe.OAuth.Scopes)
 	}
@@ -519,6 +526,54 @@ func remoteTransport(strategy string) string {
 	default: // http-first, sse-first: whichever the server answers
 		return ""
 	}
+}
+
+// EnvUse is an environment variable an imported server's header reads:
+// its value is sent to that server with every request.
+type EnvUse struct {
+	Server, Header, Variable string
+}
+
+// EnvUses lists the variables each imported server's headers read, by
+// server, header and variable.
+func (r *ImportResult) EnvUses() []EnvUse {
+	var out []EnvUse
+	for _, s := range r.Servers {
+		for _, h := range slices.Sorted(maps.Keys(s.Headers)) {
+			for _, v := range mcpgate.EnvRefs(s.Headers[h]) {
+				out = append(out, EnvUse{Server: s.ID, Header: h, Variable: v})
+			}
+		}
+	}
+	return out
+}
+
+// CheckEnv refuses, with an error of [mcpgate.CategoryInvalid], an import
+// whose headers read environment variables not in allowed: a project's
+// config file may name any variable (AWS_SECRET_ACCESS_KEY), and the next
+// request would send its value to the file's URL. The error names each
+// variable, its header and the server's URL, never a value.
+func (r *ImportResult) CheckEnv(allowed []string) error {
+	var refused []string
+	var names []string
+	for _, u := range r.EnvUses() {
+		if slices.Contains(allowed, u.Variable) {
+			continue
+		}
+		url := ""
+		if i := slices.IndexFunc(r.Servers, func(s mcpgate.ServerConfig) bool { return s.ID == u.Server }); i >= 0 {
+			url = mcpgate.ShowURL(r.Servers[i].URL)
+		}
+		refused = append(refused, fmt.Sprintf("%s sends ${%s} in header %s to %s", u.Server, u.Variable, u.Header, url))
+		if !slices.Contains(names, u.Variable) {
+			names = append(names, u.Variable)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	return invalidf("import: %s; nothing was imported. If that is meant, allow each variable by name: %s",
+		strings.Join(refused, "; "), strings.Join(names, ","))
 }
 
 // Import adds every server of res, or none: if any has the ID of a

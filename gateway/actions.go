@@ -63,8 +63,8 @@ func statusLine(st manager.Status) string {
 		if st.Error.HTTPStatus != 0 {
 			line += fmt.Sprintf(", HTTP %d", st.Error.HTTPStatus)
 		}
-		if st.Error.Code != "" {
-			line += ", code " + mcpgate.Sanitize(st.Error.Code, 40)
+		if code := mcpgate.SafeCode(st.Error.Code); code != "" {
+			line += ", code " + code
 		}
 		line += "]"
 	}
@@ -494,7 +494,7 @@ func (g *Gateway) authenticate(ctx context.Context, in *Input) (string, error) {
 	}
 	pending, err := g.auth.StartLogin(ctx, cfg)
 	if err != nil {
-		return "", err
+		return "", &personStep{err: err, command: "mcpgate auth " + cfg.ID}
 	}
 	return pending, nil
 }
@@ -511,7 +511,7 @@ func (g *Gateway) logout(ctx context.Context, in *Input) (string, error) {
 		return fmt.Sprintf("Ask the person to run: mcpgate logout %s.", cfg.ID), nil
 	}
 	if err := g.auth.Logout(ctx, cfg); err != nil {
-		return "", err
+		return "", &personStep{err: err, command: "mcpgate logout " + cfg.ID}
 	}
 	_ = g.m.Disconnect(ctx, cfg.ID)
 	return "signed out of " + cfg.ID + "; its credential is deleted.", nil

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -18,6 +19,12 @@ type Limits struct {
 	// are described instead. Default 256 KiB; negative describes all. The
 	// same bound applies to binary resource contents the bridge passes on.
 	MaxImageBytes int
+	// MaxAttachedBytes bounds the images (and binary resource contents)
+	// one answer passes on together, each counted at its decoded size;
+	// those past it are described instead. Default 1 MiB, so an answer
+	// stays under about 1.4 MiB of base64 however many images a server
+	// returns.
+	MaxAttachedBytes int
 	// MaxStructuredBytes bounds a tool's structured content (as JSON) the
 	// bridge passes on to a host; default 64 KiB.
 	MaxStructuredBytes int
@@ -33,10 +40,28 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxImageBytes == 0 {
 		l.MaxImageBytes = 256 << 10
 	}
+	if l.MaxAttachedBytes <= 0 {
+		l.MaxAttachedBytes = 1 << 20
+	}
 	if l.MaxStructuredBytes <= 0 {
 		l.MaxStructuredBytes = 64 << 10
 	}
 	return l
+}
+
+// attachBudget counts what one answer passes on as binary content.
+type attachBudget struct {
+	lim  Limits
+	used int
+}
+
+// take reports whether n more bytes may be attached, and counts them.
+func (a *attachBudget) take(n int) bool {
+	if a.lim.MaxImageBytes <= 0 || n > a.lim.MaxImageBytes || a.used+n > a.lim.MaxAttachedBytes {
+		return false
+	}
+	a.used += n
+	return true
 }
 
 // The marker around server-provided text. Every block carries a fresh
@@ -69,9 +94,14 @@ func untrusted(source, content string, lim Limits) string {
 	return b.String()
 }
 
+// forgedMarker is what a model may read as the marker's name: the two
+// words in any case (long s included: it folds to s), joined by any dash,
+// space or invisible character.
+var forgedMarker = regexp.MustCompile(`(?i)untrusted[\p{Pd}\p{Cf}\s]*content`)
+
 // defuse keeps content from imitating the markers.
 func defuse(s string) string {
-	return strings.NewReplacer(markerName, "untrusted_content", "UNTRUSTED-CONTENT", "UNTRUSTED_CONTENT").Replace(s)
+	return forgedMarker.ReplaceAllString(s, "untrusted_content")
 }
 
 // bound cuts s to the byte and line limits, on a rune boundary, and says

@@ -194,8 +194,8 @@ const maxContents = 32
 // Read reads uri from server for a host: every content keeps its URI and
 // the server's MIME type; text is bounded and inside an untrusted-content
 // block (whatever its MIME type says, it is server text a model may read);
-// binary data is passed on up to Limits.MaxImageBytes and described
-// otherwise. A failure is an error with model-safe text.
+// binary data is passed on up to Limits.MaxImageBytes each and
+// Limits.MaxAttachedBytes together, and described otherwise. A failure is an error with model-safe text.
 func (b *Bridge) Read(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
 	g := b.g
 	res, err := g.m.ReadResource(ctx, server, uri)
@@ -203,6 +203,7 @@ func (b *Bridge) Read(ctx context.Context, server, uri string) (*mcp.ReadResourc
 		return nil, errors.New(g.modelError(server, g.unknownServer(server, err)))
 	}
 	out := &mcp.ReadResourceResult{}
+	budget := attachBudget{lim: g.lim}
 	for i, rc := range res.Contents {
 		if i == maxContents {
 			out.Contents = append(out.Contents, &mcp.ResourceContents{URI: uri, MIMEType: "text/plain",
@@ -216,7 +217,7 @@ func (b *Bridge) Read(ctx context.Context, server, uri string) (*mcp.ReadResourc
 		switch {
 		case rc.Blob == nil:
 			c.Text = untrusted("server "+server+", resource "+clip(c.URI, 200), rc.Text, g.lim)
-		case g.lim.MaxImageBytes > 0 && len(rc.Blob) <= g.lim.MaxImageBytes:
+		case budget.take(len(rc.Blob)):
 			c.Blob = rc.Blob
 		default:
 			c.MIMEType = "text/plain"

@@ -21,16 +21,20 @@ func (g *Gateway) render(source string, content []mcp.Content, structured any) *
 		}
 		text.WriteString(s)
 	}
+	budget := attachBudget{lim: g.lim}
 	for _, c := range content {
 		switch c := c.(type) {
 		case *mcp.TextContent:
 			add(c.Text)
 		case *mcp.ImageContent:
-			if g.lim.MaxImageBytes > 0 && len(c.Data) <= g.lim.MaxImageBytes {
+			switch {
+			case budget.take(len(c.Data)):
 				images = append(images, c)
 				add(fmt.Sprintf("[image %s, %d bytes: attached after this block]", safeMIME(c.MIMEType), len(c.Data)))
-			} else {
+			case g.lim.MaxImageBytes <= 0 || len(c.Data) > g.lim.MaxImageBytes:
 				add(fmt.Sprintf("[image %s, %d bytes: too large to show]", safeMIME(c.MIMEType), len(c.Data)))
+			default:
+				add(fmt.Sprintf("[image %s, %d bytes: not shown: this answer already carries %d bytes of images]", safeMIME(c.MIMEType), len(c.Data), budget.used))
 			}
 		case *mcp.AudioContent:
 			add(fmt.Sprintf("[audio %s, %d bytes: not shown]", safeMIME(c.MIMEType), len(c.Data)))

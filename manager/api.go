@@ -15,9 +15,12 @@ import (
 // Options configures a [Manager]. A nil *Options means defaults; the struct
 // is copied by [New], so later changes by the caller have no effect.
 type Options struct {
-	// HTTPClient sends every request to remote servers. Nil means a client
-	// with sensible dial and TLS timeouts. Its Transport is wrapped, never
-	// changed.
+	// HTTPClient sends every request to remote servers. Nil means one over
+	// a [netpolicy.Transport] (the network policy, with the proxies and CAs
+	// of the process's environment); a client of your own is used as it
+	// is. Its Transport
+	// is wrapped, never changed; each request carries its server's
+	// [netpolicy.Scope] on its context.
 	HTTPClient *http.Client
 	// Logger receives diagnostics; nil discards them. Secrets never reach it.
 	Logger *slog.Logger

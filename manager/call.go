@@ -56,11 +56,26 @@ func (s *server) unknownTool(name string) error {
 			known = append(known, t.Name)
 		}
 	}
+	ut := &UnknownToolError{Server: s.id, Tool: name, Suggestions: names.Closest(name, known, 3)}
 	msg := "server " + quote(s.id) + " has no tool " + quote(name)
-	if c := names.Closest(name, known, 3); len(c) > 0 {
-		msg += "; did you mean " + strings.Join(c, ", ") + "?"
+	if len(ut.Suggestions) > 0 {
+		msg += "; did you mean " + strings.Join(ut.Suggestions, ", ") + "?"
 	}
-	return &mcpgate.Error{Category: mcpgate.CategoryNotFound, Message: msg}
+	return &mcpgate.Error{Category: mcpgate.CategoryNotFound, Message: msg, Err: ut}
+}
+
+// UnknownToolError is the cause of the not-found error for a tool a
+// server does not offer. The error's message, for people, names the
+// Suggestions; a front that shows the error to a model must not use that
+// message, since Suggestions are the closest names the server offers:
+// remote text, which belongs inside an untrusted-content boundary.
+type UnknownToolError struct {
+	Server, Tool string
+	Suggestions  []string
+}
+
+func (e *UnknownToolError) Error() string {
+	return "server " + quote(e.Server) + " has no tool " + quote(e.Tool)
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/netpolicy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -361,7 +362,10 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	handler := &firstAuthError{OAuthHandler: inner}
 	sess.auth = inner
 	st := &sessionTransport{
-		base:      m.base.Transport,
+		// Every request of the session, whatever context made it (a
+		// stream reopened in the background), is this server's for the
+		// network policy.
+		base:      netpolicy.Scoped(m.base.Transport, netpolicy.ScopeOf(cfg)),
 		headers:   headers,
 		maxBody:   m.opts.Limits.MaxResponseBytes,
 		lost:      func(err error) { s.streamLost(sess, err) },

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/netpolicy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,6 +62,11 @@ func classify(ctx context.Context, what string, err error, obs *observation) *mc
 		if errors.Is(err, errSuperseded) {
 			e.Message = what + ": " + errSuperseded.Error()
 		}
+	case errors.Is(err, netpolicy.ErrRefused):
+		// Before the network errors: the refusal comes wrapped in the
+		// url.Error of the dial it stopped, and retrying will not help.
+		e.Category = mcpgate.CategoryPolicy
+		e.Message = what + ": " + refusal(err)
 	case errors.Is(err, mcp.ErrSessionMissing):
 		e.Category = mcpgate.CategoryProtocol
 		e.HTTPStatus = http.StatusNotFound
@@ -194,7 +201,12 @@ func isNetworkError(err error) bool {
 
 func networkReason(err error) string {
 	var dns *net.DNSError
+	var unknownCA x509.UnknownAuthorityError
 	switch {
+	case errors.As(err, &unknownCA):
+		// Behind a company's TLS-inspecting proxy, or for a server with
+		// an internal CA, this is the first thing people meet.
+		return "the server's TLS certificate is signed by an authority this machine does not trust (a company CA? name its PEM file in SSL_CERT_FILE)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused (is the server running?)"
 	case errors.As(err, &dns):
@@ -209,6 +221,16 @@ func networkReason(err error) string {
 		return "the network timed out"
 	}
 	return "could not reach the server"
+}
+
+// refusal is the network policy's own words for people: it names a host
+// and an address, never a URL.
+func refusal(err error) string {
+	var re *netpolicy.RefusedError
+	if errors.As(err, &re) {
+		return mcpgate.Sanitize(re.Error(), 400)
+	}
+	return netpolicy.ErrRefused.Error()
 }
 
 // info converts an attributed error for Status.

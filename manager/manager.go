@@ -63,8 +63,11 @@ func New(servers []mcpgate.ServerConfig, opts *Options) (*Manager, error) {
 		servers: make(map[string]*server), now: time.Now}
 	m.base = o.HTTPClient
 	if m.base == nil {
-		m.base = defaultHTTPClient()
-		m.ownsBase = true
+		base, err := defaultHTTPClient()
+		if err != nil {
+			return nil, err
+		}
+		m.base, m.ownsBase = base, true
 	}
 	if m.base.Transport == nil {
 		m.base = &http.Client{Transport: http.DefaultTransport}

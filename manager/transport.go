@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/netpolicy"
 )
 
 // The HTTP layer under one session. The go-sdk transport sends every
@@ -395,14 +397,18 @@ func (b *boundedBody) Close() error {
 	return err
 }
 
-// defaultHTTPClient is used when Options.HTTPClient is nil. It has no
-// overall timeout: streams are long-lived and each operation carries its
-// own deadline.
-func defaultHTTPClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	tr.TLSHandshakeTimeout = 10 * time.Second
-	return &http.Client{Transport: tr}
+// defaultHTTPClient is used when Options.HTTPClient is nil: the network
+// policy's transport (package netpolicy), with the proxies and CAs of the
+// process's environment, as any Go program reads them (Options.Getenv
+// resolves what the config names, nothing else). It has no overall
+// timeout: streams are long-lived and each operation carries its own
+// deadline.
+func defaultHTTPClient() (*http.Client, error) {
+	tr, err := netpolicy.New(nil)
+	if err != nil {
+		return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "setting up the network: %w", err)
+	}
+	return &http.Client{Transport: tr}, nil
 }
 
 // sameOriginRedirects follows a redirect only to the same scheme and host:

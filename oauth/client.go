@@ -22,8 +22,10 @@ type Options struct {
 	// single user.
 	Tenant string
 	// HTTPClient sends discovery, registration and token requests. Nil
-	// means a client with dial and TLS timeouts. Redirects are never
-	// followed.
+	// means one over a netpolicy.Transport (the network policy, with the
+	// proxies and CAs of the process's environment); a client of your own
+	// is used as it is. Each request carries the netpolicy.Scope of the
+	// server it is made for. Redirects are never followed.
 	HTTPClient *http.Client
 	// Getenv reads the variables the configuration names (client
 	// secrets, workload and ID tokens); nil is os.Getenv.
@@ -64,7 +66,7 @@ func New(opts *Options) *Client {
 	}
 	base := o.HTTPClient
 	if base == nil {
-		base = &http.Client{Transport: http.DefaultTransport}
+		base = &http.Client{Transport: defaultTransport()}
 	}
 	return &Client{opts: o, http: noRedirects(base), now: time.Now, renewTimeout: renewTimeout, asCache: make(map[string]cachedASM), redirects: make(map[string]chan callback), nonces: make(map[string]string), refused: make(map[string][32]byte), bound: make(map[string]*dpopKey)}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/netpolicy"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -160,6 +161,9 @@ func (c *Client) discoverResource(ctx context.Context, serverURL string, ch chal
 	for _, cand := range candidates {
 		var prm oauthex.ProtectedResourceMetadata
 		if err := c.getJSON(ctx, cand.url, &prm); err != nil {
+			if errors.Is(err, netpolicy.ErrRefused) {
+				return nil, policyError("authorization discovery", err)
+			}
 			var hs *httpStatus
 			if !errors.As(err, &hs) || hs.code != http.StatusNotFound {
 				absent = false
@@ -244,6 +248,8 @@ func describe(err error) string {
 		return "timed out"
 	case errors.Is(err, errMalformed):
 		return "malformed: not the JSON document it must be"
+	case errors.Is(err, netpolicy.ErrRefused):
+		return "refused by the network policy"
 	}
 	var pe *ProtocolError
 	if errors.As(err, &pe) {
@@ -325,6 +331,9 @@ func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*authServer
 	for _, cand := range authServerMetadataURLs(iu) {
 		var asm authServer
 		if err := c.getJSON(ctx, cand, &asm); err != nil {
+			if errors.Is(err, netpolicy.ErrRefused) {
+				return nil, policyError("authorization discovery", err)
+			}
 			var hs *httpStatus
 			if !errors.As(err, &hs) || hs.code != http.StatusNotFound {
 				absent = false

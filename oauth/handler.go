@@ -70,6 +70,7 @@ type handler struct {
 const maxBoundTokens = 256
 
 func (h *handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	ctx = forServer(ctx, &h.cfg)
 	tok, key, err := h.c.accessToken(ctx, &h.cfg, "")
 	if err != nil || tok == "" {
 		return nil, err
@@ -133,6 +134,7 @@ func (h *handler) PrepareRequest(req *http.Request) error {
 }
 
 func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	ctx = forServer(ctx, &h.cfg)
 	ch := parseChallenge(resp.Header.Values("WWW-Authenticate"))
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()

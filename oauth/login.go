@@ -77,6 +77,7 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	ctx = forServer(ctx, &cfg)
 
 	// One login per server at a time, across processes: a second one waits
 	// for the first, then finds its fresh credential instead of starting
@@ -259,7 +260,7 @@ func (c *Client) probeOnce(ctx context.Context, cfg *mcpgate.ServerConfig, metho
 
 // endProbeSession closes a session a server opened for the probe.
 func (c *Client) endProbeSession(cfg *mcpgate.ServerConfig, sid string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(forServer(context.Background(), cfg), 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, cfg.URL, nil)
 	if err != nil {
@@ -572,6 +573,7 @@ type TokenRevocation struct {
 // the server can), then the access token. The credential is deleted even
 // when revocation fails.
 func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutResult, error) {
+	ctx = forServer(ctx, &cfg)
 	var old *store.Credential
 	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(_ context.Context, cur *store.Credential) (*store.Credential, error) {
 		old = cur

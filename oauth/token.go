@@ -24,6 +24,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/netpolicy"
 	"github.com/mcpgate/mcpgate/store"
 )
 
@@ -285,6 +286,8 @@ func cloneForm(f url.Values) url.Values {
 func tokenError(ctx context.Context, what string, err error) *mcpgate.Error {
 	var pe *ProtocolError
 	switch {
+	case errors.Is(err, netpolicy.ErrRefused):
+		return policyError(what, err)
 	case errors.As(err, &pe):
 		cat := mcpgate.CategoryAuth
 		if pe.ErrorCode == "" {

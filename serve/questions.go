@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -27,9 +28,11 @@ type StoredQuestions struct {
 	Poll time.Duration
 }
 
-// Ask stores the question, waits for the answer, and removes it.
+// Ask stores the question, cleaned (see [Front.Elicit]), waits for the
+// answer, and removes it.
 func (q *StoredQuestions) Ask(ctx context.Context, req *manager.ElicitRequest) (*mcp.ElicitResult, error) {
-	if !q.someoneCanAnswer(ctx) {
+	req, _, ok := cleanQuestion(req)
+	if !ok || !q.someoneCanAnswer(ctx) {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	timeout := cmpOr(q.Timeout, mcpgate.DefaultCallTimeout)
@@ -97,4 +100,60 @@ func cmpOr(d, def time.Duration) time.Duration {
 		return d
 	}
 	return def
+}
+
+// Bounds on a remote server's question as a front passes it on.
+const (
+	maxQuestion     = 2000     // the message
+	maxFieldTitle   = 200      // a title in the form
+	maxFieldText    = 2000     // a description in the form
+	maxSchemaBytes  = 64 << 10 // the whole requested schema
+	maxPropertyName = 64
+)
+
+// cleanQuestion returns req with its message, and the titles and
+// descriptions anywhere in its schema, cleaned of terminal controls and
+// bidi characters and bounded; the schema is also returned decoded. ok is
+// false for a schema that is too big, not an object, or has a property
+// name that would not show as itself: such a form is declined.
+func cleanQuestion(req *manager.ElicitRequest) (out *manager.ElicitRequest, schema map[string]any, ok bool) {
+	if len(req.Schema) > maxSchemaBytes || json.Unmarshal(req.Schema, &schema) != nil || schema == nil {
+		return nil, nil, false
+	}
+	if props, isMap := schema["properties"].(map[string]any); isMap {
+		for name := range props {
+			if name == "" || len(name) > maxPropertyName || mcpgate.CleanText(name, maxPropertyName) != name || strings.Contains(name, "\n") {
+				return nil, nil, false
+			}
+		}
+	}
+	cleanSchema(schema)
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, nil, false
+	}
+	return &manager.ElicitRequest{Server: req.Server, Message: mcpgate.CleanText(req.Message, maxQuestion), Schema: raw}, schema, true
+}
+
+// cleanSchema cleans every "title" and "description" string in v, at any
+// depth (a multi-select's items, a choice's oneOf), in place.
+func cleanSchema(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			s, isString := e.(string)
+			switch {
+			case isString && k == "title":
+				x[k] = strings.ReplaceAll(mcpgate.CleanText(s, maxFieldTitle), "\n", " ")
+			case isString && k == "description":
+				x[k] = mcpgate.CleanText(s, maxFieldText)
+			default:
+				cleanSchema(e)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			cleanSchema(e)
+		}
+	}
 }

@@ -187,16 +187,20 @@ func toolResult(res any, ask *inputRequired, err error) (*mcp.CallToolResult, er
 // InputRequiredResult for a 2026-07-28 host that did; otherwise through
 // Options.Questions, else it declines. It is meant for
 // manager.Options.Elicit.
+//
+// The host shows the question to its person as it gets it, so the message
+// and the form's titles and descriptions are cleaned and bounded first
+// (see cleanQuestion); a form that cannot be shown safely is declined.
 func (f *Front) Elicit(ctx context.Context, req *manager.ElicitRequest) (*mcp.ElicitResult, error) {
+	req, schema, ok := cleanQuestion(req)
+	if !ok {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
 	c := f.latest(req.Server)
 	if c == nil || !c.elicit {
 		if f.opts.Questions != nil {
 			return f.opts.Questions(ctx, req)
 		}
-		return &mcp.ElicitResult{Action: "decline"}, nil
-	}
-	var schema any
-	if err := json.Unmarshal(req.Schema, &schema); err != nil {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	params := &mcp.ElicitParams{

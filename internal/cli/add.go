@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +36,7 @@ type addOptions struct {
 	IDPTokenEndpoint  string
 	IDPClientID       string
 	IDPClientSecret   string
+	AllowPrivate      bool
 	ConnectOnStartup  bool
 	Disabled          bool
 	Timeout           time.Duration
@@ -95,7 +95,13 @@ directory, never in the config; or it is read from an environment variable
 at each request with --bearer-token-env.
 
 Header values may reference environment variables as ${VAR}; they are kept
-verbatim in the config and expanded only when a request is made.`),
+verbatim in the config and expanded only when a request is made.
+
+mcpgate connects only to public addresses (and to loopback for a server
+added on a loopback URL), never to link-local or cloud metadata ones. A
+server inside a company network, on private addresses (10.x, 172.16-31.x,
+192.168.x, 100.64.0.0/10, fc00::/7), needs --allow-private-network, which
+lets its sign-in reach those addresses too.`),
 		Example: examples(`
   mcpgate add docs https://mcp.example.com/mcp
   mcpgate add github https://api.githubcopilot.com/mcp/ --auth oauth
@@ -111,7 +117,8 @@ verbatim in the config and expanded only when a request is made.`),
   mcpgate add corp https://mcp.corp.example/mcp --grant enterprise --client-id mcp-app --client-secret-env MCP_APP_SECRET \
       --issuer https://auth.mcp.corp.example \
       --id-token-file ~/.corp/id_token --idp-token-endpoint https://login.corp.example/oauth2/token --idp-client-id mcpgate
-  mcpgate add team https://mcp.example.com/mcp --header 'X-Team: ${TEAM_ID}'`),
+  mcpgate add team https://mcp.example.com/mcp --header 'X-Team: ${TEAM_ID}'
+  mcpgate add wiki https://wiki.corp.internal/mcp --auth oauth --allow-private-network`),
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID, opts.URL = args[0], args[1]
@@ -148,6 +155,7 @@ verbatim in the config and expanded only when a request is made.`),
 	f.StringVar(&opts.IDPTokenEndpoint, "idp-token-endpoint", "", "the identity provider's token endpoint `URL`, where the ID token is exchanged (--grant enterprise)")
 	f.StringVar(&opts.IDPClientID, "idp-client-id", "", "mcpgate's client `ID` at the identity provider (--grant enterprise)")
 	f.StringVar(&opts.IDPClientSecret, "idp-client-secret-env", "", "environment `variable` holding that client's secret, if it is confidential (--grant enterprise)")
+	f.BoolVar(&opts.AllowPrivate, "allow-private-network", false, "let this server and its sign-in reach private network addresses (a server inside a company network)")
 	f.BoolVar(&opts.ConnectOnStartup, "connect-on-startup", false, "connect as soon as a long-running mcpgate starts")
 	f.BoolVar(&opts.Disabled, "disabled", false, "add the server disabled")
 	f.DurationVar(&opts.Timeout, "timeout", 0, "tool call timeout (default 60s)")
@@ -194,9 +202,9 @@ func runAdd(ctx context.Context, app *App, opts *addOptions) error {
 		return err
 	}
 	out := app.IO.Out
-	fmt.Fprintf(out, "Added server %q: %s (auth %s) to %s\n", s.ID, s.URL, s.Auth, cfg.Path)
+	fmt.Fprintf(out, "Added server %q: %s (auth %s) to %s\n", s.ID, mcpgate.ShowURL(s.URL), s.Auth, cfg.Path)
 	if s.Issuer != "" {
-		fmt.Fprintf(out, "Its OAuth client is pinned to the authorization server %s: nothing of it is sent to any other.\n", s.Issuer)
+		fmt.Fprintf(out, "Its OAuth client is pinned to the authorization server %s: nothing of it is sent to any other.\n", mcpgate.ShowURL(s.Issuer))
 	}
 	if storesToken {
 		dir, _ := app.DataDir()
@@ -224,7 +232,9 @@ func runAdd(ctx context.Context, app *App, opts *addOptions) error {
 const maxTokenBytes = 16 << 10
 
 // readToken reads the bearer token for server id: typed (or pasted)
-// without echo on a terminal, else the first line of stdin. It is never
+// without echo on a terminal, else all of stdin, which must be one line
+// (a trailing line break and blank lines aside): a token cut to its first
+// line would be refused by the server on every request. It is never
 // printed, not even in an error.
 func readToken(ctx context.Context, streams *IO, id string) (string, error) {
 	var line string
@@ -237,14 +247,16 @@ func readToken(ctx context.Context, streams *IO, id string) (string, error) {
 		}
 		line = s
 	} else {
-		s, err := bufio.NewReader(io.LimitReader(streams.In, maxTokenBytes+2)).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
+		b, err := io.ReadAll(io.LimitReader(streams.In, maxTokenBytes+64))
+		if err != nil {
 			return "", fmt.Errorf("reading the token from stdin: %w", err)
 		}
-		line = s
+		line = string(b)
 	}
 	token := strings.TrimSpace(line)
 	switch {
+	case strings.ContainsAny(token, "\r\n"):
+		return "", usageErrorf("the bearer token on stdin has %d lines; a token is one line (check the file holds only the token)", strings.Count(strings.ReplaceAll(token, "\r\n", "\n"), "\n")+1)
 	case token == "":
 		return "", usageErrorf("--auth bearer reads the token from stdin, which is empty; pipe it in (mcpgate add %s URL --auth bearer < token.txt) or name the variable holding it with --bearer-token-env VAR", id)
 	case len(token) > maxTokenBytes:
@@ -281,6 +293,7 @@ func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 		IDPClientSecretEnv: o.IDPClientSecret,
 		Timeout:            o.Timeout,
 	}
+	s.AllowPrivateNetwork = o.AllowPrivate
 	if s.Auth != mcpgate.AuthBearer && s.BearerTokenEnv != "" {
 		return s, usageErrorf("--bearer-token-env is only for --auth bearer")
 	}

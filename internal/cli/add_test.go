@@ -92,6 +92,7 @@ func TestAddOptions(t *testing.T) {
 		"--header", "X-Team: ${TEAM_ID}", "--header", "X-Env:prod",
 		"--connect-on-startup", "--disabled", "--timeout", "90s")
 	h.mustRun(0, "add", "gh", "https://gh.example.com/mcp", "--auth", "oauth", "--scope", "repo", "--scope", "read:org")
+	h.mustRun(0, "add", "wiki", "https://wiki.corp.internal/mcp", "--allow-private-network")
 
 	cfg, err := (&App{configFlag: h.cfg, Getenv: func(string) string { return "" }}).Config()
 	if err != nil {
@@ -108,6 +109,7 @@ func TestAddOptions(t *testing.T) {
 			ConnectOnStartup: true, Enabled: false, Timeout: 90e9,
 		},
 		{ID: "gh", URL: "https://gh.example.com/mcp", Auth: mcpgate.AuthOAuth, Scopes: []string{"repo", "read:org"}, Enabled: true},
+		{ID: "wiki", URL: "https://wiki.corp.internal/mcp", Auth: mcpgate.AuthNone, Enabled: true, AllowPrivateNetwork: true},
 	}
 	if d := cmp.Diff(want, got, cmp.Transformer("nilEmpty", func(s []string) []string {
 		if len(s) == 0 {
@@ -198,5 +200,25 @@ func TestHeaderParsing(t *testing.T) {
 		if err == nil && !cmp.Equal(s.Headers, tt.want) {
 			t.Errorf("%q: headers %v, want %v", tt.in, s.Headers, tt.want)
 		}
+	}
+}
+
+// TestAddRefusesAMultiLineToken: a token file of several lines (a wrapped
+// token, a token and a comment) was cut to its first line without a word,
+// and the server then refused every request.
+func TestAddRefusesAMultiLineToken(t *testing.T) {
+	h := newHarness(t)
+	r := h.runIn("first-half\nsecond-half\n", "add", "api", "https://api.example.com/mcp", "--auth", "bearer")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "one line") {
+		t.Errorf("a two-line token: %s", r)
+	}
+	if strings.Contains(r.stdout+r.stderr, "first-half") || strings.Contains(r.stdout+r.stderr, "second-half") {
+		t.Errorf("the token was printed: %s", r)
+	}
+	if strings.Contains(string(h.configBytes()), "api.example.com") {
+		t.Error("the server was added anyway")
+	}
+	if r := h.runIn("one-line-token\r\n\n", "add", "ok", "https://api.example.com/mcp", "--auth", "bearer"); r.code != 0 {
+		t.Errorf("a one-line token with a trailing CRLF and blank line: %s", r)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/internal/names"
 	"github.com/mcpgate/mcpgate/manager"
+	"github.com/mcpgate/mcpgate/netpolicy"
 	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/seal"
@@ -54,7 +55,7 @@ type App struct {
 	// Getenv reads the environment: MCPGATE_CONFIG and MCPGATE_DATA_DIR
 	// here, MCPGATE_SECRET_KEY and MCPGATE_KEYRING for the store's key,
 	// BROWSER for sign-ins, ${VAR} references and bearer tokens in the
-	// manager.
+	// manager, HTTPS_PROXY, NO_PROXY and SSL_CERT_FILE for the network.
 	Getenv func(string) string
 
 	// openBrowser shows a sign-in page to the person; nil means
@@ -72,9 +73,10 @@ type App struct {
 	store     store.Store
 	keySource seal.Source
 	oauth     *oauth.Client
-	// oauthTransport carries the oauth client's requests; closed with the
-	// App so no idle connection outlives the invocation.
-	oauthTransport *http.Transport
+	// network carries every request to remote servers, the manager's and
+	// the oauth client's, under the network policy; closed with the App so
+	// no idle connection outlives the invocation.
+	network *netpolicy.Transport
 
 	// onStateChange, onLog and logger, when set before the first call to
 	// Manager, go to the manager (serve mirrors catalogs, forwards servers'
@@ -223,14 +225,34 @@ func (a *App) OAuth() (*oauth.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.oauthTransport = http.DefaultTransport.(*http.Transport).Clone()
+	network, err := a.Network()
+	if err != nil {
+		return nil, err
+	}
 	a.oauth = oauth.New(&oauth.Options{
 		Store:      st,
-		HTTPClient: &http.Client{Transport: a.oauthTransport},
+		HTTPClient: &http.Client{Transport: network},
 		Getenv:     a.Getenv,
 		ClientName: "mcpgate",
 	})
 	return a.oauth, nil
+}
+
+// Network returns the transport of every request to remote servers,
+// building it on first use: the network policy (package netpolicy) with
+// the proxies and certificate authorities the environment names. The
+// manager and the oauth client share it, so one policy and one set of
+// connection pools serve an invocation.
+func (a *App) Network() (*netpolicy.Transport, error) {
+	if a.network != nil {
+		return a.network, nil
+	}
+	tr, err := netpolicy.New(&netpolicy.Options{Getenv: a.Getenv})
+	if err != nil {
+		return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "setting up the network: %w", err)
+	}
+	a.network = tr
+	return tr, nil
 }
 
 // browser opens url for the person through the openBrowser seam.
@@ -257,11 +279,16 @@ func (a *App) Manager() (*manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	network, err := a.Network()
+	if err != nil {
+		return nil, err
+	}
 	// The sink is closed (its last entries written) after the manager, so
 	// the requests of closing sessions are in it, and before the store.
 	sink := newLogSink(a.store)
 	a.onClose(sink.close)
 	m, err := manager.New(cfg.Servers(), &manager.Options{
+		HTTPClient:    &http.Client{Transport: network},
 		RequestLog:    sink.add,
 		ClientName:    "mcpgate",
 		ClientVersion: Version(),
@@ -295,10 +322,11 @@ func (a *App) Close() {
 		a.closers[i]()
 	}
 	a.closers = nil
-	if a.oauthTransport != nil {
-		a.oauthTransport.CloseIdleConnections()
-		a.oauthTransport, a.oauth = nil, nil
+	if a.network != nil {
+		a.network.CloseIdleConnections()
+		a.network = nil
 	}
+	a.oauth = nil
 	if a.store != nil {
 		_ = a.store.Close() // every write has committed; nothing is lost
 		a.store = nil

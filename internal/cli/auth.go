@@ -117,14 +117,14 @@ func signsIn(s *mcpgate.ServerConfig) error {
 	case s.Auth == mcpgate.AuthNone:
 		return mcpgate.Errorf(mcpgate.CategoryInvalid,
 			"server %q uses no authentication (auth none), so there is nothing to sign in to; if it needs OAuth: mcpgate add %s %s --auth oauth --replace",
-			s.ID, s.ID, s.URL)
+			s.ID, s.ID, mcpgate.ShowURL(s.URL))
 	case s.Auth == mcpgate.AuthBearer && s.BearerTokenEnv != "":
 		return mcpgate.Errorf(mcpgate.CategoryInvalid,
 			"server %q uses a bearer token from $%s, not a sign-in; set that variable instead", s.ID, s.BearerTokenEnv)
 	case s.Auth == mcpgate.AuthBearer:
 		return mcpgate.Errorf(mcpgate.CategoryInvalid,
 			"server %q uses a stored bearer token, not a sign-in; store a new one with: mcpgate add %s %s --auth bearer --replace (the token on stdin)",
-			s.ID, s.ID, s.URL)
+			s.ID, s.ID, mcpgate.ShowURL(s.URL))
 	}
 	return nil
 }

@@ -3,10 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/spf13/cobra"
 )
@@ -16,9 +19,10 @@ import (
 const maxImportBytes = 64 << 20
 
 type importOptions struct {
-	File    string
-	Format  *enumFlag
-	Replace bool
+	File     string
+	Format   *enumFlag
+	Replace  bool
+	AllowEnv []string
 }
 
 func newImportCmd(app *App) *cobra.Command {
@@ -32,9 +36,17 @@ servers and anything else mcpgate cannot connect to are listed as skipped,
 with the reason. A server whose name is already configured is refused unless
 --replace is given; either everything is imported or nothing is.
 
+Headers may read environment variables (${VAR}), whose values are then sent
+to the server with every request. A project's config can name any variable,
+so import refuses until you allow each one by name with --allow-env; the
+output lists every server's headers and the variables they read. Servers
+that say nothing of authentication are imported with auth none; one that
+asks for a sign-in: mcpgate add NAME URL --auth oauth --replace.
+
 FILE may be - to read standard input.`),
 		Example: examples(`
   mcpgate import .mcp.json
+  mcpgate import .mcp.json --allow-env GITHUB_TOKEN,SENTRY_TOKEN
   mcpgate import ~/.claude.json --format claude
   mcpgate import ~/.cursor/mcp.json
   mcpgate import .vscode/mcp.json --replace`),
@@ -46,6 +58,7 @@ FILE may be - to read standard input.`),
 	}
 	cmd.Flags().Var(opts.Format, "format", "format of FILE: auto, claude, claude-desktop, cursor or vscode")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "replace servers that are already configured")
+	cmd.Flags().StringSliceVar(&opts.AllowEnv, "allow-env", nil, "environment `variables` the imported headers may read and send to their servers (comma-separated or repeated)")
 	return cmd
 }
 
@@ -57,6 +70,12 @@ func runImport(app *App, opts *importOptions) error {
 	res, err := config.ParseImport(data, config.Format(opts.Format.value))
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", opts.File, err)
+	}
+	for i, v := range opts.AllowEnv {
+		opts.AllowEnv[i] = strings.TrimSpace(v)
+	}
+	if err := res.CheckEnv(opts.AllowEnv); err != nil {
+		return usageErrorf("%s", strings.Replace(err.Error(), "allow each variable by name: ", "import again with --allow-env ", 1))
 	}
 	cfg, err := app.Config()
 	if err != nil {
@@ -73,7 +92,7 @@ func runImport(app *App, opts *importOptions) error {
 		fmt.Fprintf(out, "Imported %d server(s) from %s (%s format) into %s:\n", len(res.Servers), opts.File, res.Format, cfg.Path)
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		for _, s := range res.Servers {
-			fmt.Fprintf(tw, "  %s\t%s\tauth %s\n", s.ID, s.URL, s.Auth)
+			fmt.Fprintf(tw, "  %s\t%s\tauth %s%s\n", s.ID, mcpgate.ShowURL(s.URL), s.Auth, headerSummary(s, res.EnvUses()))
 		}
 		tw.Flush()
 	} else {
@@ -114,4 +133,24 @@ func readImport(app *App, file string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: larger than %d MiB", file, maxImportBytes>>20)
 	}
 	return data, nil
+}
+
+// headerSummary says which headers an imported server sends and which
+// environment variables they read: "; headers A, B; reads $X".
+func headerSummary(s mcpgate.ServerConfig, uses []config.EnvUse) string {
+	if len(s.Headers) == 0 {
+		return ""
+	}
+	out := "; headers " + strings.Join(slices.Sorted(maps.Keys(s.Headers)), ", ")
+	var vars []string
+	for _, u := range uses {
+		if u.Server == s.ID && !slices.Contains(vars, "$"+u.Variable) {
+			vars = append(vars, "$"+u.Variable)
+		}
+	}
+	if len(vars) > 0 {
+		slices.Sort(vars)
+		out += "; reads " + strings.Join(vars, ", ")
+	}
+	return out
 }

@@ -29,11 +29,9 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// unsafeRune reports C0 and C1 control characters, DEL and bidi controls.
-func unsafeRune(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r < 0xa0) ||
-		(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
-}
+// unsafeRune reports C0 and C1 control characters, DEL, and the format
+// characters (bidi controls, zero-width ones); see [mcpgate.Unprintable].
+func unsafeRune(r rune) bool { return mcpgate.Unprintable(r) }
 
 // firstLine is the first non-empty line of remote text, sanitized, cut to
 // max runes, for one-line listings.

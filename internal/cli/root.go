@@ -158,7 +158,7 @@ Try it without any setup:
 		newSearchCmd(app), newListCmd(app), newDescribeCmd(app), newCallCmd(app),
 		newPromptsCmd(app), newPromptCmd(app), newResourcesCmd(app), newReadCmd(app))
 	root.AddGroup(&cobra.Group{ID: "agents", Title: "Serve agents:"})
-	add("agents", newServeCmd(app))
+	add("agents", newServeCmd(app), newKeysCmd(app))
 	root.AddCommand(newDemoCmd(app))
 	return root
 }

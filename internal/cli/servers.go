@@ -65,7 +65,7 @@ func runServers(app *App, opts *serversOptions) error {
 			}
 			slices.Sort(headers)
 			list = append(list, serverJSON{
-				ID: s.ID, Name: s.DisplayName(), URL: s.URL, Auth: s.Auth,
+				ID: s.ID, Name: s.DisplayName(), URL: mcpgate.ShowURL(s.URL), Auth: s.Auth,
 				Enabled: s.Enabled, ConnectOnStartup: s.ConnectOnStartup,
 				DisabledTools: orEmpty(s.DisabledTools), Scopes: orEmpty(s.Scopes),
 				BearerTokenEnv: s.BearerTokenEnv, ClientID: s.ClientID, ClientSecretEnv: s.ClientSecretEnv,
@@ -100,7 +100,7 @@ func runServers(app *App, opts *serversOptions) error {
 	}
 	fmt.Fprintln(tw)
 	for i, s := range servers {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", s.ID, yesNo(s.Enabled), s.Auth, s.URL)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", s.ID, yesNo(s.Enabled), s.Auth, mcpgate.ShowURL(s.URL))
 		if anyNotes {
 			fmt.Fprint(tw, "\t"+notes[i])
 		}

@@ -102,6 +102,9 @@ func runStatus(ctx context.Context, app *App, opts *statusOptions) error {
 		if statuses == nil {
 			statuses = []manager.Status{}
 		}
+		for i := range statuses {
+			statuses[i].URL = mcpgate.ShowURL(statuses[i].URL)
+		}
 		if err := writeJSON(app.IO.Out, map[string]any{"secretKey": app.keySource, "servers": statuses}); err != nil {
 			return err
 		}
@@ -156,7 +159,7 @@ func writeStatusTable(w io.Writer, statuses []manager.Status) error {
 			version = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			st.ID, state, version, st.Auth, count(st.Tools), count(st.Prompts), count(st.Resources), st.URL)
+			st.ID, state, version, st.Auth, count(st.Tools), count(st.Prompts), count(st.Resources), mcpgate.ShowURL(st.URL))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

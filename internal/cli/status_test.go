@@ -188,3 +188,27 @@ func TestStatusShowsProtocolVersion(t *testing.T) {
 		t.Errorf("status --json: %+v", got.Servers)
 	}
 }
+
+// TestListingsRedactQuerySecrets: a URL with a credential in its query
+// string (some servers take ?api_key=) is configured as it is, but
+// servers, status, add and import print it with the values redacted.
+func TestListingsRedactQuerySecrets(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	const secret = "qs-s3cret-value"
+	r := h.mustRun(0, "add", "docs", srv.URL+"?api_key="+secret, "--auth", "none")
+	for _, args := range [][]string{{"servers"}, {"servers", "--json"}, {"status"}, {"status", "--json"}, {"status", "docs"}} {
+		r2 := h.mustRun(0, args...)
+		r.stdout += r2.stdout
+		r.stderr += r2.stderr
+	}
+	if strings.Contains(r.stdout+r.stderr, secret) {
+		t.Errorf("a query-string secret was printed:\n%s", r)
+	}
+	if !strings.Contains(r.stdout, "api_key=…") {
+		t.Errorf("the parameter's name is not shown:\n%s", r.stdout)
+	}
+	if !strings.Contains(string(h.configBytes()), secret) {
+		t.Error("the config lost the URL as written")
+	}
+}

@@ -34,9 +34,12 @@ server with its state (and what to do when it is not ready), its tools with
 a switch for each, sign-in and sign-out, add, import, connect, disconnect
 and remove. Changes are saved to the config file and take effect at once.
 
-The page listens on a loopback address only and answers only the address it
-prints, which carries a random token made for this run: other programs and
-web pages cannot use it. It runs until you press Ctrl-C.`),
+The page listens on a loopback address only. The address it prints carries a
+random token that opens the page once, within 10 minutes (the browser is
+started with an address of its own); after that the browser holds a session
+cookie no address carries, and other programs and web pages cannot use the
+page. For another browser, run mcpgate ui again. It runs until you press
+Ctrl-C.`),
 		Example: examples(`
   mcpgate ui
   mcpgate ui --addr 127.0.0.1:8765 --no-browser`),
@@ -151,8 +154,10 @@ func runUI(ctx context.Context, app *App, opts *uiOptions) error {
 
 	w := app.IO.ErrOut
 	fmt.Fprintf(app.IO.Out, "%s\n", srv.URL())
-	fmt.Fprintln(w, "mcpgate settings page: open the address above (it works for this run only). Press Ctrl-C to stop.")
+	fmt.Fprintln(w, "mcpgate settings page: open the address above (it opens the page once, within 10 minutes). Press Ctrl-C to stop.")
 	if !opts.NoBrowser {
+		// An address of its own: a command line is visible to every user
+		// of the machine, and this one is spent once the browser opens it.
 		if err := app.browser(srv.URL()); err != nil {
 			fmt.Fprintf(w, "mcpgate: could not open a browser (%s); open the address yourself.\n", sanitize(err.Error()))
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -31,6 +32,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /static/", http.FileServerFS(staticFS))
 	mux.HandleFunc("GET /events", s.serveEvents)
 	mux.HandleFunc("GET /login/start", s.serveLoginStart)
+	mux.HandleFunc("POST /api/login", s.serveLoginTicket)
 	mux.HandleFunc("GET /api/servers", s.serveServers)
 	mux.HandleFunc("POST /api/servers", s.serveAdd)
 	mux.HandleFunc("GET /api/servers/{id}/tools", s.serveTools)
@@ -95,7 +97,7 @@ func (s *Server) serveServers(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) view(ctx context.Context, st manager.Status) serverView {
 	v := serverView{
-		ID: st.ID, Name: clean(st.Name, maxName), URL: clean(st.URL, maxName), Auth: string(st.Auth),
+		ID: st.ID, Name: clean(st.Name, maxName), URL: clean(mcpgate.ShowURL(st.URL), maxName), Auth: string(st.Auth),
 		Enabled: st.Enabled, State: string(st.State),
 		Tools: st.Tools, Prompts: st.Prompts, Resources: st.Resources, Stale: st.Stale,
 		Disabled: []string{},
@@ -126,7 +128,7 @@ func explain(st manager.Status, tokenEnv string, stepUp []string) *errorView {
 	e := st.Error
 	v := &errorView{
 		Category: string(e.Category), HTTPStatus: e.HTTPStatus,
-		Code: clean(e.Code, maxName), Message: clean(e.Message, maxText),
+		Code: mcpgate.SafeCode(e.Code), Message: clean(e.Message, maxText),
 	}
 	switch {
 	case e.Code == "insufficient_scope":
@@ -143,7 +145,7 @@ func explain(st manager.Status, tokenEnv string, stepUp []string) *errorView {
 	case st.State == mcpgate.StateNeedsAuth && tokenEnv != "":
 		v.Next = "The server refused the bearer token. Set $" + clean(tokenEnv, maxName) + " to a valid token where mcpgate runs, then reconnect."
 	case st.State == mcpgate.StateNeedsAuth:
-		v.Next = "The server refused the bearer token. Store a new one: mcpgate add " + st.ID + " " + clean(st.URL, maxName) + " --auth bearer --replace"
+		v.Next = "The server refused the bearer token. Store a new one: mcpgate add " + st.ID + " " + clean(mcpgate.ShowURL(st.URL), maxName) + " --auth bearer --replace"
 	default:
 		v.Next = "Check the address and that the server is running, then reconnect."
 		v.Action = "reconnect"
@@ -371,6 +373,14 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request) {
 		err = s.opts.Manager.Disconnect(r.Context(), id)
 	case "remove":
 		err = s.change(r.Context(), func(f *config.File) error { return f.Remove(id) })
+		if err == nil && s.opts.OAuth != nil {
+			// As `mcpgate remove` does: a server added later under this
+			// name must not start with the old sign-in or token.
+			s.forgetLogin(id)
+			if _, lerr := s.opts.OAuth.Logout(r.Context(), cfg); lerr != nil {
+				err = fmt.Errorf("the server is removed, but its stored credential could not be deleted: %w", lerr)
+			}
+		}
 	case "logout":
 		if s.opts.OAuth == nil || cfg.Auth != mcpgate.AuthOAuth {
 			err = mcpgate.Errorf(mcpgate.CategoryInvalid, "server %q does not sign in", id)
@@ -418,6 +428,9 @@ func (s *Server) serveToggleTool(w http.ResponseWriter, r *http.Request) {
 type importRequest struct {
 	Text    string `json:"text"`
 	Replace bool   `json:"replace"`
+	// AllowEnv names the environment variables the imported headers may
+	// read: every one the preview listed, or the import is refused.
+	AllowEnv []string `json:"allowEnv"`
 }
 
 type importView struct {
@@ -425,6 +438,9 @@ type importView struct {
 	Servers []importServer `json:"servers"`
 	Skipped []importNote   `json:"skipped"`
 	Notes   []importNote   `json:"notes"`
+	// Env is every variable the servers' headers read, for the page to
+	// ask the person before it sends them as AllowEnv.
+	Env []string `json:"env"`
 }
 
 // importNote is a skipped entry and its reason, or a note for a server.
@@ -439,6 +455,10 @@ type importServer struct {
 	URL    string `json:"url"`
 	Auth   string `json:"auth"`
 	Exists bool   `json:"exists"`
+	// Headers are the names of the headers it sends; Env the variables
+	// they read, whose values go to this server with every request.
+	Headers []string `json:"headers"`
+	Env     []string `json:"env"`
 }
 
 func (s *Server) parseImport(w http.ResponseWriter, r *http.Request) (*config.ImportResult, *importRequest, bool) {
@@ -460,13 +480,26 @@ func (s *Server) serveImportPreview(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := importView{Format: string(res.Format), Servers: []importServer{}, Skipped: []importNote{}, Notes: []importNote{}}
+	v := importView{Format: string(res.Format), Servers: []importServer{}, Skipped: []importNote{}, Notes: []importNote{}, Env: []string{}}
+	uses := res.EnvUses()
 	for _, c := range res.Servers {
 		_, err := s.opts.Manager.Config(c.ID)
-		v.Servers = append(v.Servers, importServer{
-			ID: c.ID, Name: clean(c.DisplayName(), maxName), URL: clean(c.URL, maxName), Auth: string(c.Auth), Exists: err == nil,
-		})
+		is := importServer{
+			ID: c.ID, Name: clean(c.DisplayName(), maxName), URL: clean(mcpgate.ShowURL(c.URL), maxName), Auth: string(c.Auth), Exists: err == nil,
+			Headers: slices.Sorted(maps.Keys(c.Headers)), Env: []string{},
+		}
+		for _, u := range uses {
+			if u.Server == c.ID && !slices.Contains(is.Env, u.Variable) {
+				is.Env = append(is.Env, u.Variable)
+			}
+			if !slices.Contains(v.Env, u.Variable) {
+				v.Env = append(v.Env, u.Variable)
+			}
+		}
+		slices.Sort(is.Env)
+		v.Servers = append(v.Servers, is)
 	}
+	slices.Sort(v.Env)
 	for _, sk := range res.Skipped {
 		v.Skipped = append(v.Skipped, importNote{Name: clean(sk.Name, maxName), Text: clean(sk.Reason, maxText)})
 	}
@@ -484,6 +517,10 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(res.Servers) == 0 {
 		writeError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "nothing to import: the file has no remote server"))
+		return
+	}
+	if err := res.CheckEnv(req.AllowEnv); err != nil {
+		writeError(w, err)
 		return
 	}
 	if err := s.change(r.Context(), func(f *config.File) error { return f.Import(res, req.Replace) }); err != nil {

@@ -228,7 +228,7 @@ func TestBrowserImportReportsSkippedEntries(t *testing.T) {
 	srv := fake.Start(t, nil)
 	e := newEnv(t)
 	b := newBrowser(t)
-	claude := `{"mcpServers": {"remote": {"type": "http", "url": "` + srv.URL + `"}, "local": {"command": "npx", "args": ["-y", "some-server"]}}}`
+	claude := `{"mcpServers": {"remote": {"type": "http", "url": "` + srv.URL + `", "headers": {"X-Team": "${TEAM_ID:-none}"}}, "local": {"command": "npx", "args": ["-y", "some-server"]}}}`
 
 	b.run("opening the page", chromedp.Navigate(e.page.URL()), chromedp.WaitVisible(chromedp.CSS("#import-form")))
 	b.run("previewing",
@@ -241,8 +241,16 @@ func TestBrowserImportReportsSkippedEntries(t *testing.T) {
 	if _, err := e.m.Status("remote"); err == nil {
 		t.Fatal("the preview imported something")
 	}
+	b.waitText(`#import-result li[data-import="remote"]`, "reads $TEAM_ID")
 	b.shot("preview")
+	// Until the person allows the variable, the import is refused.
+	b.run("confirming without allowing the variable", chromedp.Click(chromedp.CSS("#import-confirm")))
+	b.waitText("#notice", "TEAM_ID")
+	if _, err := e.m.Status("remote"); err == nil {
+		t.Fatal("imported with the variable not allowed")
+	}
 	b.run("confirming",
+		chromedp.Click(chromedp.CSS("#import-allow-env")),
 		chromedp.Click(chromedp.CSS("#import-confirm")),
 		chromedp.WaitVisible(chromedp.CSS(`#server-remote`)),
 	)
@@ -327,5 +335,28 @@ func TestBrowserAnswerElicitationCard(t *testing.T) {
 	export := get(b, "fetching the export", chromedp.Evaluate[string](`fetch(document.querySelector("#log-export").href).then(r => r.text())`, chromedp.EvalAwaitPromise))
 	if !strings.Contains(export, `"tool":"ask"`) {
 		t.Errorf("the export lacks the call: %s", export)
+	}
+}
+
+// TestBrowserMultiSelectCard: a multi-select field is a box per choice
+// showing the choice's title, and the answer is the list of values ticked.
+func TestBrowserMultiSelectCard(t *testing.T) {
+	e := newEnv(t)
+	e.putQuestion("multi", `{"type":"object","properties":{
+		"colours":{"type":"array","title":"Colours","items":{"anyOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"},{"const":"b","title":"Blue"}]},"default":["b"]}
+	},"required":["colours"]}`)
+	b := newBrowser(t)
+	card := `form.pending[data-server="demo"]`
+	b.run("opening the page", chromedp.Navigate(e.page.URL()), chromedp.WaitVisible(chromedp.CSS(card+` input[name="colours"][value="g"]`)))
+	b.waitText(card+` fieldset[data-field="colours"]`, "Green")
+	b.shot("multi-select")
+	b.run("answering",
+		chromedp.Click(chromedp.CSS(card+` input[name="colours"][value="r"]`)),
+		chromedp.Click(chromedp.CSS(card+` button[data-action="accept"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(card)),
+	)
+	a := e.storedAnswer("multi", 5*time.Second)
+	if a == nil || a.Action != "accept" || fmt.Sprint(a.Content["colours"]) != "[r b]" {
+		t.Errorf("answer: %+v", a)
 	}
 }

@@ -50,12 +50,70 @@ func (s *Server) loginView(id string) *loginView {
 	return &loginView{State: l.state, Message: l.message, Issuers: l.issuers}
 }
 
+// loginTicket lets one new tab start one sign-in: the page gets it by a
+// JSON POST (which the Origin check guards), so no link or image on
+// another page, not even one on another loopback port whose requests
+// carry the SameSite cookie, can start a sign-in.
+type loginTicket struct {
+	server, issuer string
+	expiry         time.Time
+}
+
+// ticketTTL bounds the time between the button and its tab.
+const ticketTTL = time.Minute
+
+// serveLoginTicket answers the page's sign-in button with the address for
+// its new tab.
+func (s *Server) serveLoginTicket(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Server string `json:"server"`
+		Issuer string `json:"issuer"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	cfg, err := s.opts.Manager.Config(req.Server)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if s.opts.OAuth == nil || cfg.Auth != mcpgate.AuthOAuth {
+		writeError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "server %q does not use OAuth; there is nothing to sign in to", cfg.ID))
+		return
+	}
+	ticket, err := newToken()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	now := timeNow()
+	for t, tk := range s.tickets {
+		if now.After(tk.expiry) {
+			delete(s.tickets, t)
+		}
+	}
+	s.tickets[ticket] = loginTicket{server: cfg.ID, issuer: req.Issuer, expiry: now.Add(ticketTTL)}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]string{"url": "/login/start?ticket=" + ticket})
+}
+
+// takeTicket spends a sign-in ticket.
+func (s *Server) takeTicket(ticket string) (loginTicket, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tk, ok := s.tickets[ticket]
+	delete(s.tickets, ticket)
+	return tk, ok && !timeNow().After(tk.expiry)
+}
+
 // startWait bounds how long /login/start waits for the authorization URL
 // (discovery and registration) before telling the person to look at the
 // page.
 var startWait = 30 * time.Second
 
-// serveLoginStart is where the page's "Sign in" button sends a new tab. It
+// serveLoginStart is where the page's "Sign in" button sends a new tab,
+// with a ticket from serveLoginTicket. It
 // starts the login here, in the server process, and answers with a
 // redirect to the authorization URL the login produced, so the person signs
 // in in their own browser and the callback lands on this page's own origin
@@ -64,8 +122,12 @@ var startWait = 30 * time.Second
 // before it needs the person (a concurrent sign-in, client credentials, an
 // error) is shown in the tab and on the page.
 func (s *Server) serveLoginStart(w http.ResponseWriter, r *http.Request) {
-	id := r.URL.Query().Get("server")
-	issuer := r.URL.Query().Get("issuer")
+	tk, ok := s.takeTicket(r.URL.Query().Get("ticket"))
+	if !ok {
+		s.loginPage(w, http.StatusForbidden, "Start from the settings page", "This sign-in address was already used or has expired. Press Sign in on the settings page again.")
+		return
+	}
+	id, issuer := tk.server, tk.issuer
 	cfg, err := s.opts.Manager.Config(id)
 	if err != nil {
 		s.loginPage(w, http.StatusNotFound, "No such server", "This server is not configured.")

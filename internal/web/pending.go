@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -37,35 +38,99 @@ type pending struct {
 
 // field is one property of a flat form schema, as the page draws it.
 type field struct {
-	Name        string   `json:"name"`
-	Title       string   `json:"title,omitempty"`
-	Description string   `json:"description,omitempty"`
-	Type        string   `json:"type"` // string, number, integer or boolean
-	Enum        []string `json:"enum,omitempty"`
-	Default     any      `json:"default,omitempty"`
-	Required    bool     `json:"required"`
-	Minimum     *float64 `json:"minimum,omitempty"`
-	Maximum     *float64 `json:"maximum,omitempty"`
-	MinLength   *int     `json:"minLength,omitempty"`
-	MaxLength   *int     `json:"maxLength,omitempty"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Type is string, number, integer, boolean, or array: a multi-select,
+	// whose answer is a list of Enum values.
+	Type string `json:"type"`
+	// Enum are the values to choose from; EnumTitles, when the schema
+	// gives them (oneOf/anyOf of const and title, or enumNames), what the
+	// page shows for each.
+	Enum       []string `json:"enum,omitempty"`
+	EnumTitles []string `json:"enumTitles,omitempty"`
+	Default    any      `json:"default,omitempty"`
+	Required   bool     `json:"required"`
+	Minimum    *float64 `json:"minimum,omitempty"`
+	Maximum    *float64 `json:"maximum,omitempty"`
+	MinLength  *int     `json:"minLength,omitempty"`
+	MaxLength  *int     `json:"maxLength,omitempty"`
+	MinItems   *int     `json:"minItems,omitempty"`
+	MaxItems   *int     `json:"maxItems,omitempty"`
+}
+
+// maxChoices bounds the choices of one field.
+const maxChoices = 100
+
+// choiceSchema is where MCP forms put choices: enum (with the legacy
+// enumNames), or oneOf/anyOf of {const, title}.
+type choiceSchema struct {
+	Enum      []string `json:"enum"`
+	EnumNames []string `json:"enumNames"`
+	OneOf     []option `json:"oneOf"`
+	AnyOf     []option `json:"anyOf"`
+}
+
+type option struct {
+	Const *string `json:"const"`
+	Title string  `json:"title"`
+}
+
+// choices returns the values and, when given, their titles.
+func (c choiceSchema) choices() (values, titles []string, err error) {
+	opts := c.OneOf
+	if len(opts) == 0 {
+		opts = c.AnyOf
+	}
+	switch {
+	case len(c.Enum) > 0:
+		values = c.Enum
+		if len(c.EnumNames) == len(c.Enum) {
+			titles = c.EnumNames
+		}
+	case len(opts) > 0:
+		for _, o := range opts {
+			if o.Const == nil {
+				return nil, nil, fmt.Errorf("a choice without a const value")
+			}
+			values = append(values, *o.Const)
+			titles = append(titles, cmp.Or(o.Title, *o.Const))
+		}
+	}
+	if len(values) > maxChoices {
+		return nil, nil, fmt.Errorf("more than %d choices", maxChoices)
+	}
+	for _, v := range values {
+		if clean(v, maxName) != v {
+			return nil, nil, fmt.Errorf("a choice %q cannot be shown as it is", clean(v, maxName))
+		}
+	}
+	for i, t := range titles {
+		titles[i] = clean(t, maxName)
+	}
+	return values, titles, nil
 }
 
 // parseForm reads a form elicitation's requested schema: an object of
-// flat primitive properties (MCP elicitation). Anything else is refused,
-// and the elicitation declined.
+// flat properties (MCP elicitation): text, numbers, yes/no, single choices
+// and multi-selects. Anything else is refused, and the elicitation
+// declined.
 func parseForm(raw json.RawMessage) ([]field, error) {
 	var schema struct {
 		Type       string `json:"type"`
 		Properties map[string]struct {
-			Type        string   `json:"type"`
-			Title       string   `json:"title"`
-			Description string   `json:"description"`
-			Enum        []string `json:"enum"`
-			Default     any      `json:"default"`
-			Minimum     *float64 `json:"minimum"`
-			Maximum     *float64 `json:"maximum"`
-			MinLength   *int     `json:"minLength"`
-			MaxLength   *int     `json:"maxLength"`
+			choiceSchema
+			Type        string        `json:"type"`
+			Title       string        `json:"title"`
+			Description string        `json:"description"`
+			Default     any           `json:"default"`
+			Minimum     *float64      `json:"minimum"`
+			Maximum     *float64      `json:"maximum"`
+			MinLength   *int          `json:"minLength"`
+			MaxLength   *int          `json:"maxLength"`
+			MinItems    *int          `json:"minItems"`
+			MaxItems    *int          `json:"maxItems"`
+			Items       *choiceSchema `json:"items"`
 		} `json:"properties"`
 		Required []string `json:"required"`
 	}
@@ -77,11 +142,6 @@ func parseForm(raw json.RawMessage) ([]field, error) {
 	}
 	out := make([]field, 0, len(schema.Properties))
 	for name, p := range schema.Properties {
-		switch p.Type {
-		case "string", "number", "integer", "boolean":
-		default:
-			return nil, fmt.Errorf("field %q has type %q", clean(name, maxName), clean(p.Type, maxName))
-		}
 		f := field{
 			Name: clean(name, maxName), Title: clean(p.Title, maxName), Description: clean(p.Description, maxText),
 			Type: p.Type, Required: slices.Contains(schema.Required, name),
@@ -90,13 +150,40 @@ func parseForm(raw json.RawMessage) ([]field, error) {
 		if f.Name != name {
 			return nil, fmt.Errorf("field name %q cannot be shown as it is", f.Name)
 		}
-		for _, e := range p.Enum {
-			f.Enum = append(f.Enum, clean(e, maxName))
+		var err error
+		switch p.Type {
+		case "string":
+			f.Enum, f.EnumTitles, err = p.choices()
+		case "number", "integer", "boolean":
+		case "array":
+			if p.Items == nil {
+				return nil, fmt.Errorf("field %q is a list without choices", f.Name)
+			}
+			f.Enum, f.EnumTitles, err = p.Items.choices()
+			if err == nil && len(f.Enum) == 0 {
+				err = fmt.Errorf("a list without choices")
+			}
+			f.MinItems, f.MaxItems = p.MinItems, p.MaxItems
+		default:
+			return nil, fmt.Errorf("field %q has type %q", clean(name, maxName), clean(p.Type, maxName))
 		}
-		if d, ok := p.Default.(string); ok {
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %w", f.Name, err)
+		}
+		switch d := p.Default.(type) {
+		case string:
 			f.Default = clean(d, maxText)
-		} else if p.Default != nil {
-			f.Default = p.Default
+		case []any:
+			var picked []string
+			for _, v := range d {
+				if s, ok := v.(string); ok && slices.Contains(f.Enum, s) {
+					picked = append(picked, s)
+				}
+			}
+			f.Default = picked
+		case nil:
+		default:
+			f.Default = d
 		}
 		out = append(out, f)
 	}
@@ -175,13 +262,36 @@ func (s *Server) storedQuestions(ctx context.Context) []*pending {
 	var out []*pending
 	for _, in := range list {
 		q, fields, ok := question(in)
-		if !ok || q.Answer != nil {
+		if !ok {
+			s.declineUndrawable(ctx, in)
+			continue
+		}
+		if q.Answer != nil {
 			continue
 		}
 		out = append(out, &pending{ID: storedPrefix + in.ID, Server: q.Server, Message: clean(q.Message, maxText),
 			Fields: fields, Created: in.CreatedAt.UTC().Format(time.RFC3339)})
 	}
 	return out
+}
+
+// declineUndrawable answers "decline" to a stored question whose form the
+// page cannot draw, so the call that asked goes on at once instead of
+// waiting its whole timeout for a card nobody sees.
+func (s *Server) declineUndrawable(ctx context.Context, in *store.Interaction) {
+	var q store.Question
+	if in.Kind != store.KindQuestion || json.Unmarshal(in.Payload, &q) != nil || q.Answer != nil {
+		return
+	}
+	q.Answer = &store.Answer{Action: "decline"}
+	payload, err := json.Marshal(&q)
+	if err != nil {
+		return
+	}
+	in.Payload = payload
+	if err := s.opts.Questions.PutInteraction(ctx, in); err != nil {
+		s.opts.Logger.Debug("declining a question the page cannot show", "error", clean(err.Error(), maxText))
+	}
 }
 
 func question(in *store.Interaction) (*store.Question, []field, bool) {
@@ -345,6 +455,22 @@ func checkAnswer(fields []field, content map[string]any) (map[string]any, error)
 		case "boolean":
 			if _, ok := v.(bool); !ok {
 				return nil, bad("yes or no")
+			}
+		case "array":
+			list, ok := v.([]any)
+			if !ok {
+				return nil, bad("a list of choices")
+			}
+			seen := map[string]bool{}
+			for _, e := range list {
+				s, ok := e.(string)
+				if !ok || !slices.Contains(f.Enum, s) || seen[s] {
+					return nil, bad("a list of different choices")
+				}
+				seen[s] = true
+			}
+			if f.MinItems != nil && len(list) < *f.MinItems || f.MaxItems != nil && len(list) > *f.MaxItems {
+				return nil, bad("of the allowed number of choices")
 			}
 		}
 		out[f.Name] = v

@@ -153,3 +153,78 @@ func TestStoredQuestionFromAnotherProcess(t *testing.T) {
 		t.Error("an answered question is still a card")
 	}
 }
+
+// putQuestion stores a question as serve does for a host without forms.
+func (e *env) putQuestion(id, schema string) {
+	e.t.Helper()
+	payload, _ := json.Marshal(&store.Question{Server: "demo", Message: "Choose", Schema: json.RawMessage(schema)})
+	in := &store.Interaction{ID: id, Server: "demo", Kind: store.KindQuestion, Message: "a question", Payload: payload,
+		CreatedAt: time.Now(), Expiry: time.Now().Add(time.Minute)}
+	if err := e.st.PutInteraction(context.Background(), in); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// storedAnswer waits for the stored question's answer.
+func (e *env) storedAnswer(id string, within time.Duration) *store.Answer {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		list, _ := e.st.Interactions(context.Background(), "")
+		for _, in := range list {
+			var q store.Question
+			if in.ID == id && json.Unmarshal(in.Payload, &q) == nil && q.Answer != nil {
+				return q.Answer
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// TestMultiSelectQuestionsBecomeCards: MCP forms have multi-select fields
+// (an array of enum strings) and titled choices (oneOf const/title). Such
+// a question never reached the page, and the call that asked waited its
+// whole timeout.
+func TestMultiSelectQuestionsBecomeCards(t *testing.T) {
+	e := newEnv(t)
+	e.putQuestion("multi", `{"type":"object","properties":{
+		"toppings":{"type":"array","title":"Toppings","items":{"type":"string","enum":["ham","olives","basil"]},"maxItems":2},
+		"size":{"type":"string","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]},
+		"colours":{"type":"array","items":{"anyOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"}]}}
+	},"required":["toppings"]}`)
+	_, body := e.do("GET", "/api/pending", nil)
+	if !strings.Contains(body, `"id":"~multi"`) || !strings.Contains(body, `"Large"`) || !strings.Contains(body, `"olives"`) {
+		t.Fatalf("the multi-select question is not a card: %s", body)
+	}
+	for _, bad := range []map[string]any{
+		{"toppings": []any{"ham", "pineapple"}},             // not a choice
+		{"toppings": []any{"ham", "olives", "basil"}},       // more than maxItems
+		{"toppings": "ham"},                                 // not a list
+		{"toppings": []any{"ham"}, "size": "medium"},        // not a choice
+		{"toppings": []any{"ham"}, "colours": []any{"Red"}}, // a title, not the value
+	} {
+		if code, body := e.do("POST", "/api/pending/~multi", map[string]any{"action": "accept", "content": bad}); code < 400 {
+			t.Errorf("accepted %v: %d %s", bad, code, body)
+		}
+	}
+	if code, body := e.do("POST", "/api/pending/~multi", map[string]any{"action": "accept", "content": map[string]any{
+		"toppings": []any{"ham", "basil"}, "size": "l", "colours": []any{"g"}}}); code != 200 {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	a := e.storedAnswer("multi", time.Second)
+	if a == nil || a.Action != "accept" || len(a.Content["toppings"].([]any)) != 2 || a.Content["size"] != "l" {
+		t.Errorf("answer in the store: %+v", a)
+	}
+}
+
+// TestUndrawableStoredQuestionIsDeclinedAtOnce: a form the page cannot
+// show is declined at once, so the call that asked does not wait for a
+// card nobody sees.
+func TestUndrawableStoredQuestionIsDeclinedAtOnce(t *testing.T) {
+	e := newEnv(t)
+	e.putQuestion("nested", `{"type":"object","properties":{"address":{"type":"object","properties":{"street":{"type":"string"}}}}}`)
+	if a := e.storedAnswer("nested", 5*time.Second); a == nil || a.Action != "decline" {
+		t.Errorf("the question was not declined: %+v", a)
+	}
+}

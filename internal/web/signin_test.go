@@ -18,10 +18,18 @@ import (
 // It returns the status and Location of /login/start.
 func (e *env) signIn(server, issuer string) (int, string) {
 	e.t.Helper()
-	path := "/login/start?server=" + server
-	if issuer != "" {
-		path += "&issuer=" + issuer
+	code, body := e.do("POST", "/api/login", map[string]string{"server": server, "issuer": issuer})
+	var tk struct{ URL string }
+	if err := json.Unmarshal([]byte(body), &tk); err != nil || code != http.StatusOK {
+		e.t.Fatalf("POST /api/login: %d %s", code, body)
 	}
+	return e.signInAt(tk.URL)
+}
+
+// signInAt opens the sign-in address the page was given, as its new tab
+// does, and follows the redirects to the end.
+func (e *env) signInAt(path string) (int, string) {
+	e.t.Helper()
 	noFollow := &http.Client{Transport: e.tr, Jar: e.client.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noFollow.Get(e.base + path)
 	if err != nil {

@@ -11,12 +11,22 @@
 //
 //   - the Host header must be the listen address (127.0.0.1:PORT or
 //     localhost:PORT), which defeats DNS rebinding;
-//   - the request must carry the per-run token: the URL that `mcpgate ui`
-//     prints carries it as ?token=, and the first request turns it into an
-//     HttpOnly, SameSite=Strict cookie and redirects to a clean URL;
+//   - the request must carry the page's session: each address [Server.URL]
+//     makes carries its own token as ?token=, which opens the page once and
+//     within ten minutes (the address the browser is started with is on its
+//     command line, which every user of the machine can read); that first
+//     request gets an HttpOnly, SameSite=Strict cookie named for the port
+//     (browsers send a cookie to every port of a host, so two pages would
+//     overwrite each other's), holding a session secret no address ever
+//     carries, and a redirect to a clean URL;
 //   - an Origin header, when present, must be the page's own origin, and
 //     changes are POSTs with a JSON body, which a foreign page cannot send
-//     without a CORS preflight this server never answers (CSRF).
+//     without a CORS preflight this server never answers (CSRF);
+//   - a request the browser marks (Sec-Fetch-Site) as coming from another
+//     origin is refused. Pages on other loopback ports count as the same
+//     site, so the SameSite cookie goes along with their links and images;
+//     this stops them, and a sign-in needs a single-use ticket the page
+//     gets by a JSON POST, so no link can start one.
 //
 // Everything else gets 403. Responses carry a strict Content-Security-Policy
 // (no inline script, nothing from another origin), X-Frame-Options DENY,
@@ -36,7 +46,8 @@
 // Server-provided text (names, descriptions, errors) is sanitized and
 // bounded here and inserted by the page as text, never as markup. No token,
 // code, verifier or secret is ever sent to the page: a sign-in starts at
-// /login/start, which answers with a redirect to the authorization server,
+// /login/start (with a single-use ticket from POST /api/login), which
+// answers with a redirect to the authorization server,
 // and the outcome reaches the page as a state change.
 //
 // # Example
@@ -70,8 +81,16 @@ import (
 	"github.com/mcpgate/mcpgate/store"
 )
 
-// cookieName holds the per-run token once the page has been opened.
-const cookieName = "mcpgate_ui"
+// cookiePrefix, followed by the port, names the cookie that holds the
+// page's session once it has been opened.
+const cookiePrefix = "mcpgate_ui_"
+
+// launchTTL is how long an address from [Server.URL] opens the page if
+// it is not used; once used, it is spent.
+const launchTTL = 10 * time.Minute
+
+// timeNow is the clock, a seam for tests.
+var timeNow = time.Now
 
 // ErrNotLoopback is returned by [New] for a listen address that is not a
 // loopback IP address: the page must never be reachable from the network.
@@ -108,7 +127,8 @@ type Options struct {
 // Server is the settings page. Its methods are safe for concurrent use.
 type Server struct {
 	opts    Options
-	token   string
+	session string          // the cookie's value; never in an address
+	cookie  string          // the cookie's name, with the port
 	hosts   map[string]bool // acceptable Host headers
 	origins map[string]bool // acceptable Origin headers
 	handler http.Handler
@@ -117,10 +137,12 @@ type Server struct {
 	// edit serializes changes to the config file.
 	edit sync.Mutex
 
-	mu      sync.Mutex
-	logins  map[string]*loginState // by server ID
-	pending []*pending             // elicitations waiting, oldest first
-	closed  bool                   // Close has begun: no new background work
+	mu       sync.Mutex
+	launches map[string]time.Time   // unused address tokens and when they expire
+	tickets  map[string]loginTicket // unused sign-in tickets, by ticket
+	logins   map[string]*loginState // by server ID
+	pending  []*pending             // elicitations waiting, oldest first
+	closed   bool                   // Close has begun: no new background work
 
 	// ctx bounds background work (connects, sign-ins); cancelled by Close.
 	ctx    context.Context
@@ -150,18 +172,21 @@ func New(opts *Options) (*Server, error) {
 	if ap.Port() == 0 {
 		return nil, fmt.Errorf("web: listen address %q has no port", o.Addr)
 	}
-	token, err := newToken()
+	session, err := newToken()
 	if err != nil {
 		return nil, err
 	}
 	port := strconv.Itoa(int(ap.Port()))
 	s := &Server{
-		opts:    o,
-		token:   token,
-		hosts:   map[string]bool{ap.String(): true, net.JoinHostPort("localhost", port): true},
-		origins: map[string]bool{},
-		events:  newHub(),
-		logins:  map[string]*loginState{},
+		opts:     o,
+		session:  session,
+		cookie:   cookiePrefix + port,
+		launches: map[string]time.Time{},
+		tickets:  map[string]loginTicket{},
+		hosts:    map[string]bool{ap.String(): true, net.JoinHostPort("localhost", port): true},
+		origins:  map[string]bool{},
+		events:   newHub(),
+		logins:   map[string]*loginState{},
 	}
 	if ap.Addr().Is4() {
 		s.hosts[net.JoinHostPort("127.0.0.1", port)] = true
@@ -183,10 +208,39 @@ func newToken() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// URL is the address to open: it carries the token, so only whoever
-// started `mcpgate ui` (and their browser) can use the page.
+// URL makes an address to open the page with: it carries a fresh token
+// that opens the page once, within ten minutes. Make one for each use
+// (one to print, one for the browser), so each is spent on its own.
 func (s *Server) URL() string {
-	return "http://" + s.opts.Addr + "/?token=" + s.token
+	token, err := newToken()
+	if err != nil {
+		return "http://" + s.opts.Addr + "/" // opens nothing: no token
+	}
+	s.mu.Lock()
+	now := timeNow()
+	for t, exp := range s.launches {
+		if now.After(exp) {
+			delete(s.launches, t)
+		}
+	}
+	s.launches[token] = now.Add(launchTTL)
+	s.mu.Unlock()
+	return "http://" + s.opts.Addr + "/?token=" + token
+}
+
+// redeem spends an address token, reporting whether it was valid.
+func (s *Server) redeem(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := false
+	for t, exp := range s.launches {
+		// Every one is compared, in constant time, so timing says nothing.
+		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 && !timeNow().After(exp) {
+			ok = true
+			delete(s.launches, t)
+		}
+	}
+	return ok
 }
 
 // Handler serves the page, with every request checked (see the package
@@ -294,6 +348,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			forbid(w, "requests from other sites are refused")
 			return
 		}
+		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" &&
+			r.URL.Path != "/callback" {
+			forbid(w, "requests from other pages are refused; open the address mcpgate ui printed")
+			return
+		}
 		if r.Method == http.MethodGet && r.URL.Path == "/callback" {
 			// The authorization server's redirect back to this page. It is
 			// a cross-site navigation, so the SameSite=Strict cookie is not
@@ -302,20 +361,20 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method == http.MethodGet && r.URL.Path == "/" && r.URL.Query().Has("token") {
-			if !s.validToken(r.URL.Query().Get("token")) {
-				forbid(w, "wrong or expired page token; open the address mcpgate ui printed")
+			if !s.redeem(r.URL.Query().Get("token")) {
+				forbid(w, "this address was already used or has expired; run mcpgate ui again for a new one")
 				return
 			}
 			http.SetCookie(w, &http.Cookie{
-				Name: cookieName, Value: s.token, Path: "/",
+				Name: s.cookie, Value: s.session, Path: "/",
 				HttpOnly: true, SameSite: http.SameSiteStrictMode,
 			})
 			// A clean address: the token leaves the address bar and history.
 			http.Redirect(w, r, "/", http.StatusSeeOther)
 			return
 		}
-		c, err := r.Cookie(cookieName)
-		if err != nil || !s.validToken(c.Value) {
+		c, err := r.Cookie(s.cookie)
+		if err != nil || !s.validSession(c.Value) {
 			forbid(w, "missing or wrong page token; open the address mcpgate ui printed")
 			return
 		}
@@ -335,8 +394,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-func (s *Server) validToken(t string) bool {
-	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
+func (s *Server) validSession(v string) bool {
+	return subtle.ConstantTimeCompare([]byte(v), []byte(s.session)) == 1
 }
 
 func forbid(w http.ResponseWriter, msg string) {

@@ -65,10 +65,20 @@
   async function run(name, id, arg) {
     try {
       if (name === "signin") {
-        const q = new URLSearchParams({ server: id });
-        if (arg) q.set("issuer", arg);
-        // noopener: the authorization server's page gets no handle on this one.
-        window.open("/login/start?" + q.toString(), "_blank", "noopener");
+        // The tab opens now, while the click still counts (popup
+        // blockers), and goes to its single-use address once the page has
+        // it. Its opener is cut: the authorization server's page gets no
+        // handle on this one.
+        const tab = window.open("", "_blank");
+        if (tab) tab.opener = null;
+        try {
+          const t = await api("POST", "/api/login", { server: id, issuer: arg || "" });
+          if (tab) tab.location.href = t.url;
+          else window.open(t.url, "_blank", "noopener");
+        } catch (e) {
+          if (tab) tab.close();
+          throw e;
+        }
         return;
       }
       if (name === "catalog") {
@@ -227,14 +237,24 @@
     for (const f of p.fields) {
       const label = f.title || f.name;
       let input;
+      const choiceTitle = (i) => (f.enumTitles && f.enumTitles[i]) || f.enum[i];
       if (f.type === "boolean") {
         input = el("input", { type: "checkbox", name: f.name, checked: f.default === true });
         form.append(el("label", { class: "inline" }, input, el("span", { text: label })));
+      } else if (f.type === "array") {
+        // A multi-select: one checkbox per choice; the answer is the list
+        // of the values ticked.
+        const picked = Array.isArray(f.default) ? f.default : [];
+        input = f.enum.map((v, i) => el("input", { type: "checkbox", name: f.name, value: v, checked: picked.includes(v) }));
+        form.append(el("fieldset", { "data-field": f.name },
+          el("legend", { text: label + (f.required ? " (required)" : "") }),
+          ...input.map((box, i) => el("label", { class: "inline" }, box, el("span", { text: choiceTitle(i) }))),
+          f.description ? el("small", { class: "muted", text: f.description }) : null));
       } else {
         if (f.enum && f.enum.length) {
           input = el("select", { name: f.name, required: f.required });
           if (!f.required) input.append(el("option", { value: "", text: "—" }));
-          for (const v of f.enum) input.append(el("option", { value: v, text: v, selected: v === f.default }));
+          f.enum.forEach((v, i) => input.append(el("option", { value: v, text: choiceTitle(i), selected: v === f.default })));
         } else {
           input = el("input", {
             name: f.name, required: f.required,
@@ -258,6 +278,7 @@
         body.content = {};
         for (const [name, [f, input]] of Object.entries(inputs)) {
           if (f.type === "boolean") body.content[name] = input.checked;
+          else if (f.type === "array") body.content[name] = input.filter((box) => box.checked).map((box) => box.value);
           else if (input.value === "") continue;
           else if (f.type === "string") body.content[name] = input.value;
           else body.content[name] = Number(input.value);
@@ -364,10 +385,20 @@
     if (p.servers.length) {
       const ul = el("ul", { class: "import-servers" });
       for (const s of p.servers) {
+        let sends = "";
+        if (s.headers.length) sends += "; headers " + s.headers.join(", ");
+        if (s.env.length) sends += "; reads $" + s.env.join(", $");
         ul.append(el("li", { "data-import": s.id }, el("code", { text: s.id }),
-          el("span", { text: " " + s.url + " (auth " + s.auth + ")" + (s.exists ? " — already configured" + (body.replace ? ", will be replaced" : ", refused unless you replace") : "") })));
+          el("span", { text: " " + s.url + " (auth " + s.auth + sends + ")" + (s.exists ? " — already configured" + (body.replace ? ", will be replaced" : ", refused unless you replace") : "") })));
       }
       parts.push(el("p", { text: "Will come in:" }), ul);
+      if (p.env.length) {
+        // A project's file can name any variable; its value would go to
+        // the file's URL with every request. The person allows them here.
+        parts.push(el("label", { class: "import-env" },
+          el("input", { type: "checkbox", id: "import-allow-env" }),
+          el("span", { text: " Send the values of $" + p.env.join(", $") + " from mcpgate's environment to these servers with every request" })));
+      }
     } else {
       parts.push(el("p", { text: "Nothing to import: the file has no remote server." }));
     }
@@ -386,7 +417,8 @@
         el("button", { type: "button", id: "import-confirm", class: "primary", text: "Import " + p.servers.length + (p.servers.length === 1 ? " server" : " servers"),
           onclick: async () => {
             try {
-              const r = await api("POST", "/api/import", body);
+              const allow = $("#import-allow-env");
+              const r = await api("POST", "/api/import", Object.assign({}, body, { allowEnv: allow && allow.checked ? p.env : [] }));
               out.replaceChildren(el("p", { text: "Imported " + r.imported.join(", ") + "." }));
               $("#import-text").value = "";
               await refresh();

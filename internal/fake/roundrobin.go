@@ -1,0 +1,101 @@
+package fake
+
+import (
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// RoundRobin is a load balancer without affinity in front of several
+// replicas of a service: each request goes to the next replica in turn,
+// so consecutive requests of one client land on different replicas, as
+// behind a real balancer with no sticky sessions. A replica marked down
+// is skipped; if every replica is down the answer is 502. Streams (SSE)
+// are passed through as they come.
+//
+// All methods are safe for concurrent use.
+type RoundRobin struct {
+	// URL is the balancer's address, http://127.0.0.1:<port>.
+	URL string
+
+	srv      *httptest.Server
+	backends []*url.URL
+	proxies  []*httputil.ReverseProxy
+	next     atomic.Uint64
+
+	mu   sync.Mutex
+	down map[int]bool
+	hits []int
+}
+
+// StartRoundRobin starts a balancer in front of the given base URLs
+// (scheme and host; the request's path is kept) and stops it when the
+// test ends.
+func StartRoundRobin(t testing.TB, backends ...string) *RoundRobin {
+	t.Helper()
+	rr := &RoundRobin{down: make(map[int]bool), hits: make([]int, len(backends))}
+	for _, b := range backends {
+		u, err := url.Parse(b)
+		if err != nil || u.Host == "" {
+			t.Fatalf("fake: round robin: backend %q is not a URL", b)
+		}
+		u = &url.URL{Scheme: u.Scheme, Host: u.Host}
+		p := httputil.NewSingleHostReverseProxy(u)
+		p.FlushInterval = -1
+		p.ErrorLog = log.New(io.Discard, "", 0) // a replica going down mid-request is expected
+		rr.backends = append(rr.backends, u)
+		rr.proxies = append(rr.proxies, p)
+	}
+	hs, base, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(rr.serveHTTP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Start()
+	rr.srv, rr.URL = hs, base
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	return rr
+}
+
+func (rr *RoundRobin) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	n := len(rr.proxies)
+	start := int(rr.next.Add(1)-1) % n
+	for i := range n {
+		idx := (start + i) % n
+		rr.mu.Lock()
+		down := rr.down[idx]
+		if !down {
+			rr.hits[idx]++
+		}
+		rr.mu.Unlock()
+		if down {
+			continue
+		}
+		rr.proxies[idx].ServeHTTP(w, r)
+		return
+	}
+	http.Error(w, "no replica is up", http.StatusBadGateway)
+}
+
+// SetDown marks replica i (in the order given to StartRoundRobin) down
+// or up again. Requests already forwarded to it are not cut.
+func (rr *RoundRobin) SetDown(i int, down bool) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	rr.down[i] = down
+}
+
+// Hits returns how many requests each replica was sent.
+func (rr *RoundRobin) Hits() []int {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return append([]int(nil), rr.hits...)
+}

@@ -1,0 +1,300 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
+
+	"github.com/mcpgate/mcpgate/store"
+	"github.com/mcpgate/mcpgate/store/postgres"
+	"github.com/mcpgate/mcpgate/store/seal"
+	"github.com/mcpgate/mcpgate/store/storetest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// server is the PostgreSQL the tests use: $MCPGATE_TEST_POSTGRES, else the
+// one .ci/run keeps on 127.0.0.1:5432 (user postgres, database test).
+func server(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv("MCPGATE_TEST_POSTGRES")
+	if dsn == "" {
+		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		msg := "PostgreSQL is not reachable at " + redact(dsn) + " (start it, or set MCPGATE_TEST_POSTGRES): " + err.Error()
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	conn.Close(ctx)
+	return dsn
+}
+
+func redact(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		u.User = url.User(u.User.Username())
+		return u.String()
+	}
+	return "the configured server"
+}
+
+// schema makes an empty schema for one test, dropped when it ends, and
+// returns a DSN that uses it.
+func schema(t testing.TB, dsn string) string {
+	t.Helper()
+	name := "mcpgate_test_" + strings.ToLower(rand.Text()[:12])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return
+		}
+		defer conn.Close(ctx)
+		conn.Exec(ctx, `DROP SCHEMA `+name+` CASCADE`)
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func sealer(t testing.TB, b byte) *seal.Sealer {
+	t.Helper()
+	s, err := seal.New(bytes.Repeat([]byte{b}, seal.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func open(t testing.TB, dsn string, sl *seal.Sealer) *postgres.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := postgres.Open(ctx, dsn, sl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestStore(t *testing.T) {
+	base := server(t)
+	var dsns sync.Map // *postgres.Store → its DSN, for Reopen
+	storetest.Run(t, func(t *testing.T) store.Store {
+		dsn := schema(t, base)
+		s := open(t, dsn, sealer(t, 1))
+		dsns.Store(s, dsn)
+		return s
+	}, &storetest.Options{
+		// A second pool on the same schema, as another replica has.
+		Reopen: func(t *testing.T, s store.Store) store.Store {
+			dsn, _ := dsns.Load(s)
+			return open(t, dsn.(string), sealer(t, 1))
+		},
+	})
+}
+
+// Secrets are sealed at rest, bound to their row: a sealed value copied
+// to another row does not open.
+func TestSecretsAreSealed(t *testing.T) {
+	dsn := schema(t, server(t))
+	s := open(t, dsn, sealer(t, 1))
+	ctx := t.Context()
+	for _, server := range []string{"files", "mail"} {
+		err := s.PutCredential(ctx, &store.Credential{
+			Binding:     store.Binding{Tenant: "acme", Server: server, Resource: "https://" + server + ".example/mcp"},
+			Kind:        store.KindOAuth,
+			AccessToken: "access-secret-" + server, RefreshToken: "refresh-secret-" + server,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var dump string
+	if err := conn.QueryRow(ctx, `SELECT string_agg(c::text, ' ') FROM credentials c`).Scan(&dump); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(dump, "secret") {
+		t.Fatalf("a secret is stored in the clear: %s", dump)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE credentials SET access_token = (SELECT access_token FROM credentials WHERE server = 'mail') WHERE server = 'files'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetCredential(ctx, "acme", "files"); err == nil || !strings.Contains(err.Error(), store.ErrSealed.Error()) {
+		t.Fatalf("a sealed value moved to another row opened: %v", err)
+	}
+}
+
+// Replicas starting at once migrate the schema once, and a later start
+// finds it done.
+func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	dsn := schema(t, server(t))
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			s, err := postgres.Open(t.Context(), dsn, sealer(t, 1), nil)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent open: %v", err)
+		}
+	}
+	s := open(t, dsn, sealer(t, 1))
+	if err := s.PutCredential(t.Context(), &store.Credential{Binding: store.Binding{Server: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	var rows, version int
+	if err := conn.QueryRow(t.Context(), `SELECT count(*), max(version) FROM mcpgate_schema`).Scan(&rows, &version); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 1 || version < 1 {
+		t.Errorf("schema table: %d rows, version %d", rows, version)
+	}
+}
+
+// Every replica hears of a credential another one changed, at once.
+func TestWatchSeesOtherReplicas(t *testing.T) {
+	dsn := schema(t, server(t))
+	a, b := open(t, dsn, sealer(t, 1)), open(t, dsn, sealer(t, 1))
+	ctx, cancel := context.WithCancel(t.Context())
+	changes := make(chan store.Change, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.Watch(ctx, func(c store.Change) { changes <- c })
+	}()
+	defer func() { cancel(); <-done }()
+	// Listening starts asynchronously: write until the first change arrives.
+	cred := &store.Credential{Binding: store.Binding{Tenant: "acme", Server: "files"}, Kind: store.KindOAuth}
+	deadline := time.After(10 * time.Second)
+	for got := false; !got; {
+		if err := b.PutCredential(t.Context(), cred); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case c := <-changes:
+			if c != (store.Change{Kind: store.ChangeCredential, Tenant: "acme", Server: "files"}) {
+				t.Fatalf("change %+v", c)
+			}
+			got = true
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("no change seen")
+		}
+	}
+	start := time.Now()
+	if err := b.DeleteCredential(t.Context(), "acme", "files"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case c := <-changes:
+			if c.Kind != store.ChangeCredential {
+				continue
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("the deletion was seen after %v", d)
+			}
+			return
+		case <-deadline:
+			t.Fatal("the deletion was not seen")
+		}
+	}
+}
+
+// A replica that dies holding a credential's lock does not block the
+// others: PostgreSQL releases the lock with its connection.
+func TestLockOfADeadReplicaIsReleased(t *testing.T) {
+	dsn := schema(t, server(t))
+	name := "mcpgate-dying-" + strings.ToLower(rand.Text()[:8])
+	a, b := open(t, dsn+"&application_name="+name, sealer(t, 1)), open(t, dsn, sealer(t, 1))
+	held, stuck := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// The holder hangs with the lock: only its death can free it.
+		a.UpdateCredential(context.Background(), "acme", "files", func(_ context.Context, cur *store.Credential) (*store.Credential, error) {
+			close(held)
+			<-stuck
+			return cur, nil
+		})
+	})
+	defer func() { close(stuck); wg.Wait() }()
+	<-held
+	// The replica "dies": its connections are terminated.
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	if _, err := conn.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, name); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err = b.UpdateCredential(ctx, "acme", "files", func(_ context.Context, cur *store.Credential) (*store.Credential, error) {
+		return cur, nil
+	})
+	if err != nil {
+		t.Fatalf("the lock of a dead replica was not released: %v", err)
+	}
+}
+
+// A wrong DSN never echoes its password.
+func TestOpenErrorsHideThePassword(t *testing.T) {
+	_, err := postgres.Open(t.Context(), "postgres://u:hunter2@127.0.0.1:1/x?connect_timeout=1&sslmode=disable", sealer(t, 1), nil)
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("open with a wrong DSN: %v", err)
+	}
+	_, err = postgres.Open(t.Context(), "postgres://u:hunter2@%zz", sealer(t, 1), nil)
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("open with a broken DSN: %v", err)
+	}
+}
