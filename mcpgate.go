@@ -80,6 +80,13 @@ type ServerConfig struct {
 	ClientID          string
 	ClientSecretEnv   string
 	ClientMetadataURL string
+	// Issuer pins the authorization server (its issuer identifier, RFC
+	// 8414): the only one the configured client's ID, secret or key, and a
+	// grant's assertions, are ever sent to, whichever one the server names.
+	// Required with ClientID, ClientSecretEnv, PrivateKeyFile and the
+	// grants without a person (see [Grant.Machine]); optional otherwise,
+	// where it chooses among several and refuses any other.
+	Issuer string
 	// Grant is the OAuth grant (see [Grants]); empty means
 	// authorization_code.
 	Grant Grant
@@ -155,8 +162,8 @@ func (c ServerConfig) ToolEnabled(tool string) bool {
 // was not meant for, and a narrowed network policy holds at once.
 func (c ServerConfig) Binding() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "url=%s\nauth=%s\nbearer=%s\nclient=%s\nsecret=%s\nmeta=%s\ngrant=%s\nkey=%s\ndpop=%t\n",
-		c.URL, c.Auth, c.BearerTokenEnv, c.ClientID, c.ClientSecretEnv, c.ClientMetadataURL, c.Grant, c.PrivateKeyFile, c.DPoP)
+	fmt.Fprintf(&b, "url=%s\nauth=%s\nbearer=%s\nclient=%s\nsecret=%s\nmeta=%s\nissuer=%s\ngrant=%s\nkey=%s\ndpop=%t\n",
+		c.URL, c.Auth, c.BearerTokenEnv, c.ClientID, c.ClientSecretEnv, c.ClientMetadataURL, c.Issuer, c.Grant, c.PrivateKeyFile, c.DPoP)
 	fmt.Fprintf(&b, "assertion=%s|%s\nidtoken=%s|%s\nidp=%s|%s|%s\n",
 		c.AssertionFile, c.AssertionEnv, c.IDTokenFile, c.IDTokenEnv, c.IDPTokenEndpoint, c.IDPClientID, c.IDPClientSecretEnv)
 	if c.AllowPrivateNetwork {
@@ -242,8 +249,13 @@ func (c ServerConfig) validateGrant() error {
 	if c.Grant != "" && c.Auth != AuthOAuth {
 		return invalidf("server %q: grant: needs auth oauth", c.ID)
 	}
-	if c.Auth != AuthOAuth && (c.ClientID != "" || c.ClientSecretEnv != "" || c.ClientMetadataURL != "" || c.DPoP) {
-		return invalidf("server %q: clientId, clientSecretEnv, clientMetadataUrl, grant and dpop are only used with auth oauth", c.ID)
+	if c.Auth != AuthOAuth && (c.ClientID != "" || c.ClientSecretEnv != "" || c.ClientMetadataURL != "" || c.Issuer != "" || c.DPoP) {
+		return invalidf("server %q: clientId, clientSecretEnv, clientMetadataUrl, issuer, grant and dpop are only used with auth oauth", c.ID)
+	}
+	if c.Issuer != "" {
+		if err := validateIssuer(c.Issuer); err != nil {
+			return invalidf("server %q: issuer: %v", c.ID, err)
+		}
 	}
 	for _, f := range []struct{ name, value string }{
 		{"clientSecretEnv", c.ClientSecretEnv}, {"assertionEnv", c.AssertionEnv}, {"idTokenEnv", c.IDTokenEnv}, {"idpClientSecretEnv", c.IDPClientSecretEnv},
@@ -327,7 +339,28 @@ func (c ServerConfig) validateGrant() error {
 			return invalidf("server %q: %s %q: must be an absolute path", c.ID, f.name, f.value)
 		}
 	}
+	if c.Issuer == "" && (c.ClientID != "" || c.ClientSecretEnv != "" || c.PrivateKeyFile != "" || c.Grant.Machine()) {
+		return invalidf("server %q: issuer: required with clientId, clientSecretEnv, privateKeyFile and the grants without a person: "+
+			"the authorization server the client is registered with, the only one its credentials are sent to", c.ID)
+	}
 	return nil
+}
+
+// validateIssuer checks an issuer identifier (RFC 8414 §2): an https URL
+// (http for a loopback host) with no query, fragment or credentials.
+func validateIssuer(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || u.Host == "" || u.Hostname() == "":
+		return errors.New("must be an absolute URL, the authorization server's issuer identifier")
+	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#"):
+		return errors.New("an issuer identifier has no query, fragment or credentials")
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && IsLoopbackHost(u.Hostname()):
+		return nil
+	}
+	return errors.New("must be https (or http for a loopback host)")
 }
 
 var (

@@ -107,6 +107,7 @@ func TestBindingChangesWithCredentialSettings(t *testing.T) {
 		func(c *ServerConfig) { c.Auth = AuthNone; c.BearerTokenEnv = "" },
 		func(c *ServerConfig) { c.BearerTokenEnv = "U" },
 		func(c *ServerConfig) { c.Headers = map[string]string{"X": "1"} },
+		func(c *ServerConfig) { c.Issuer = "https://as.example" },
 		// Where requests may go: narrowing it must end the live session.
 		func(c *ServerConfig) { c.AllowPrivateNetwork = true },
 	} {
@@ -129,9 +130,20 @@ func TestValidateGrants(t *testing.T) {
 		{"code", func(c *ServerConfig) {}, ""},
 		{"dpop", func(c *ServerConfig) { c.DPoP = true }, ""},
 		{"dpop without oauth", func(c *ServerConfig) { c.Auth, c.DPoP = AuthNone, true }, "only used with auth oauth"},
-		{"client credentials", func(c *ServerConfig) { c.Grant, c.ClientID, c.ClientSecretEnv = GrantClientCredentials, "m", "S" }, ""},
+		{"client credentials", func(c *ServerConfig) {
+			c.Grant, c.ClientID, c.ClientSecretEnv, c.Issuer = GrantClientCredentials, "m", "S", "https://as.example"
+		}, ""},
+		{"client credentials without an issuer", func(c *ServerConfig) { c.Grant, c.ClientID, c.ClientSecretEnv = GrantClientCredentials, "m", "S" }, "issuer: required"},
+		{"a client ID without an issuer", func(c *ServerConfig) { c.ClientID = "m" }, "issuer: required"},
+		{"a client ID with its issuer", func(c *ServerConfig) { c.ClientID, c.Issuer = "m", "https://as.example/tenant" }, ""},
+		{"an issuer alone", func(c *ServerConfig) { c.Issuer = "http://127.0.0.1:9000" }, ""},
+		{"an issuer over http", func(c *ServerConfig) { c.ClientID, c.Issuer = "m", "http://as.example" }, "issuer: must be https"},
+		{"an issuer with a query", func(c *ServerConfig) { c.ClientID, c.Issuer = "m", "https://as.example/?tenant=1" }, "no query"},
+		{"an issuer with a fragment", func(c *ServerConfig) { c.ClientID, c.Issuer = "m", "https://as.example/#x" }, "no query, fragment"},
+		{"a relative issuer", func(c *ServerConfig) { c.ClientID, c.Issuer = "m", "as.example" }, "absolute URL"},
+		{"an issuer without oauth", func(c *ServerConfig) { c.Auth, c.Issuer = AuthNone, "https://as.example" }, "only used with auth oauth"},
 		{"client credentials with a key and an algorithm", func(c *ServerConfig) {
-			c.Grant, c.ClientID, c.PrivateKeyFile, c.PrivateKeyAlg = GrantClientCredentials, "m", "/k.pem", "ES384"
+			c.Grant, c.ClientID, c.PrivateKeyFile, c.PrivateKeyAlg, c.Issuer = GrantClientCredentials, "m", "/k.pem", "ES384", "https://as.example"
 		}, ""},
 		{"an algorithm without a key", func(c *ServerConfig) { c.PrivateKeyAlg = "ES256" }, "privateKeyAlg: only used with privateKeyFile"},
 		{"a symmetric algorithm", func(c *ServerConfig) {
@@ -140,8 +152,13 @@ func TestValidateGrants(t *testing.T) {
 		{"secret and key", func(c *ServerConfig) {
 			c.Grant, c.ClientID, c.ClientSecretEnv, c.PrivateKeyFile = GrantClientCredentials, "m", "S", "/k.pem"
 		}, "one of them"},
-		{"jwt bearer from a file", func(c *ServerConfig) { c.Grant, c.AssertionFile = GrantJWTBearer, "/var/run/token" }, ""},
-		{"jwt bearer from a variable, with a client", func(c *ServerConfig) { c.Grant, c.AssertionEnv, c.ClientID = GrantJWTBearer, "WORKLOAD_JWT", "w" }, ""},
+		{"jwt bearer from a file", func(c *ServerConfig) {
+			c.Grant, c.AssertionFile, c.Issuer = GrantJWTBearer, "/var/run/token", "https://as.example"
+		}, ""},
+		{"jwt bearer without an issuer", func(c *ServerConfig) { c.Grant, c.AssertionFile = GrantJWTBearer, "/var/run/token" }, "issuer: required"},
+		{"jwt bearer from a variable, with a client", func(c *ServerConfig) {
+			c.Grant, c.AssertionEnv, c.ClientID, c.Issuer = GrantJWTBearer, "WORKLOAD_JWT", "w", "https://as.example"
+		}, ""},
 		{"jwt bearer without a token", func(c *ServerConfig) { c.Grant = GrantJWTBearer }, "assertionFile or assertionEnv"},
 		{"jwt bearer with both", func(c *ServerConfig) { c.Grant, c.AssertionFile, c.AssertionEnv = GrantJWTBearer, "/t", "T" }, "one of them"},
 		{"a relative assertion file", func(c *ServerConfig) { c.Grant, c.AssertionFile = GrantJWTBearer, "token" }, "absolute path"},
@@ -149,7 +166,11 @@ func TestValidateGrants(t *testing.T) {
 		{"an assertion for another grant", func(c *ServerConfig) { c.AssertionFile = "/t" }, "only used with grant jwt_bearer"},
 		{"enterprise", func(c *ServerConfig) {
 			c.Grant, c.ClientID, c.ClientSecretEnv, c.IDTokenFile, c.IDPTokenEndpoint, c.IDPClientID = GrantEnterprise, "mcp-client", "S", "/id", "https://idp.example/token", "idp-client"
+			c.Issuer = "https://as.example"
 		}, ""},
+		{"enterprise without an issuer", func(c *ServerConfig) {
+			c.Grant, c.ClientID, c.ClientSecretEnv, c.IDTokenFile, c.IDPTokenEndpoint, c.IDPClientID = GrantEnterprise, "mcp-client", "S", "/id", "https://idp.example/token", "idp-client"
+		}, "issuer: required"},
 		{"enterprise without an identity provider", func(c *ServerConfig) { c.Grant, c.ClientID, c.IDTokenEnv = GrantEnterprise, "m", "ID" }, "idpTokenEndpoint and idpClientId"},
 		{"enterprise over http", func(c *ServerConfig) {
 			c.Grant, c.ClientID, c.IDTokenEnv, c.IDPTokenEndpoint, c.IDPClientID = GrantEnterprise, "m", "ID", "http://idp.example/token", "i"

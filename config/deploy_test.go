@@ -191,8 +191,8 @@ func TestDeploymentServerRules(t *testing.T) {
 		{"bearer from the environment", `"gh": {"url": "https://api.example.com/mcp", "auth": "bearer", "bearerTokenEnv": "GH_TOKEN"}`, []string{`server "gh": bearerTokenEnv`, `"signIn": "tenant"`}},
 		{"bearer from the environment, shared", `"gh": {"url": "https://api.example.com/mcp", "auth": "bearer", "bearerTokenEnv": "GH_TOKEN", "signIn": "tenant"}`, nil},
 		{"bearer per person", `"gh": {"url": "https://api.example.com/mcp", "auth": "bearer"}`, nil},
-		{"machine grant", `"ci": {"url": "https://ci.example/mcp", "grant": "client_credentials", "clientId": "ci", "clientSecretEnv": "CI_SECRET"}`, []string{"grant client_credentials (the gateway signs in as itself)", `"signIn": "tenant"`}},
-		{"machine grant, shared", `"ci": {"url": "https://ci.example/mcp", "grant": "client_credentials", "clientId": "ci", "clientSecretEnv": "CI_SECRET", "signIn": "tenant"}`, nil},
+		{"machine grant", `"ci": {"url": "https://ci.example/mcp", "grant": "client_credentials", "clientId": "ci", "clientSecretEnv": "CI_SECRET", "issuer": "https://login.ci.example"}`, []string{"grant client_credentials (the gateway signs in as itself)", `"signIn": "tenant"`}},
+		{"machine grant, shared", `"ci": {"url": "https://ci.example/mcp", "grant": "client_credentials", "clientId": "ci", "clientSecretEnv": "CI_SECRET", "issuer": "https://login.ci.example", "signIn": "tenant"}`, nil},
 		{"sign-in kind", `"gh": {"url": "https://api.example.com/mcp", "signIn": "shared"}`, []string{`server "gh": signIn: must be "user"`}},
 		{"sign-in without auth", `"gh": {"url": "https://api.example.com/mcp", "auth": "none", "signIn": "tenant"}`, []string{`signIn: a server with auth none has no sign-in`}},
 	}

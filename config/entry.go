@@ -42,6 +42,7 @@ var fields = []field{
 	plain("clientId", "a string", func(c *mcpgate.ServerConfig) *string { return &c.ClientID }, isEmpty),
 	plain("clientSecretEnv", "a string", func(c *mcpgate.ServerConfig) *string { return &c.ClientSecretEnv }, isEmpty),
 	plain("clientMetadataUrl", "a string", func(c *mcpgate.ServerConfig) *string { return &c.ClientMetadataURL }, isEmpty),
+	plain("issuer", "a string", func(c *mcpgate.ServerConfig) *string { return &c.Issuer }, isEmpty),
 	plain("grant", `one of "authorization_code", "client_credentials", "jwt_bearer", "enterprise"`, func(c *mcpgate.ServerConfig) *mcpgate.Grant { return &c.Grant }, isEmpty),
 	plain("privateKeyFile", "a string", func(c *mcpgate.ServerConfig) *string { return &c.PrivateKeyFile }, isEmpty),
 	plain("privateKeyAlg", "a string", func(c *mcpgate.ServerConfig) *string { return &c.PrivateKeyAlg }, isEmpty),

@@ -14,22 +14,22 @@ import (
 // checked when loaded.
 func TestOAuthFieldsRoundTrip(t *testing.T) {
 	path := writeConfig(t, `{"mcpServers": {
-		"wif": {"url": "https://w.example/mcp", "auth": "oauth", "grant": "jwt_bearer", "assertionFile": "/var/run/secrets/mcp/token", "clientId": "w", "dpop": true},
-		"env": {"url": "https://e.example/mcp", "auth": "oauth", "grant": "jwt_bearer", "assertionEnv": "WORKLOAD_JWT"},
-		"corp": {"url": "https://c.example/mcp", "auth": "oauth", "grant": "enterprise", "clientId": "mcp", "clientSecretEnv": "MCP_SECRET",
+		"wif": {"url": "https://w.example/mcp", "auth": "oauth", "grant": "jwt_bearer", "assertionFile": "/var/run/secrets/mcp/token", "clientId": "w", "issuer": "https://login.w.example", "dpop": true},
+		"env": {"url": "https://e.example/mcp", "auth": "oauth", "grant": "jwt_bearer", "assertionEnv": "WORKLOAD_JWT", "issuer": "https://e.example"},
+		"corp": {"url": "https://c.example/mcp", "auth": "oauth", "grant": "enterprise", "clientId": "mcp", "clientSecretEnv": "MCP_SECRET", "issuer": "https://login.c.example/tenant",
 			"idTokenFile": "/run/user/id_token", "idpTokenEndpoint": "https://idp.example/oauth2/token", "idpClientId": "idp", "idpClientSecretEnv": "IDP_SECRET"},
-		"ci": {"url": "https://ci.example/mcp", "auth": "oauth", "grant": "client_credentials", "clientId": "ci", "privateKeyFile": "/k.pem", "privateKeyAlg": "PS256"}
+		"ci": {"url": "https://ci.example/mcp", "auth": "oauth", "grant": "client_credentials", "clientId": "ci", "privateKeyFile": "/k.pem", "privateKeyAlg": "PS256", "issuer": "https://ci.example"}
 	}}`)
 	f := mustLoad(t, path)
 	want := map[string]mcpgate.ServerConfig{
 		"wif": {ID: "wif", URL: "https://w.example/mcp", Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantJWTBearer,
-			AssertionFile: "/var/run/secrets/mcp/token", ClientID: "w", DPoP: true},
-		"env": {ID: "env", URL: "https://e.example/mcp", Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantJWTBearer, AssertionEnv: "WORKLOAD_JWT"},
+			AssertionFile: "/var/run/secrets/mcp/token", ClientID: "w", Issuer: "https://login.w.example", DPoP: true},
+		"env": {ID: "env", URL: "https://e.example/mcp", Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantJWTBearer, AssertionEnv: "WORKLOAD_JWT", Issuer: "https://e.example"},
 		"corp": {ID: "corp", URL: "https://c.example/mcp", Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantEnterprise,
-			ClientID: "mcp", ClientSecretEnv: "MCP_SECRET", IDTokenFile: "/run/user/id_token", IDPTokenEndpoint: "https://idp.example/oauth2/token",
+			ClientID: "mcp", ClientSecretEnv: "MCP_SECRET", Issuer: "https://login.c.example/tenant", IDTokenFile: "/run/user/id_token", IDPTokenEndpoint: "https://idp.example/oauth2/token",
 			IDPClientID: "idp", IDPClientSecretEnv: "IDP_SECRET"},
 		"ci": {ID: "ci", URL: "https://ci.example/mcp", Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials,
-			ClientID: "ci", PrivateKeyFile: "/k.pem", PrivateKeyAlg: "PS256"},
+			ClientID: "ci", PrivateKeyFile: "/k.pem", PrivateKeyAlg: "PS256", Issuer: "https://ci.example"},
 	}
 	for id, w := range want {
 		if got := mustServer(t, f, id); !reflect.DeepEqual(got, w) {
@@ -49,7 +49,7 @@ func TestOAuthFieldsRoundTrip(t *testing.T) {
 		t.Errorf("reloaded %+v, want %+v", got, s)
 	}
 	saved := string(readFile(t, path))
-	for _, member := range []string{`"assertionFile": "/var/run/secrets/mcp/token"`, `"dpop": true`, `"idpTokenEndpoint"`, `"privateKeyAlg": "PS256"`} {
+	for _, member := range []string{`"assertionFile": "/var/run/secrets/mcp/token"`, `"dpop": true`, `"idpTokenEndpoint"`, `"privateKeyAlg": "PS256"`, `"issuer": "https://login.w.example"`} {
 		if !strings.Contains(saved, member) {
 			t.Errorf("saved file lacks %s:\n%s", member, saved)
 		}
@@ -59,6 +59,9 @@ func TestOAuthFieldsRoundTrip(t *testing.T) {
 	wantErr(t, err, mcpgate.CategoryInvalid, "assertionFile or assertionEnv")
 	_, err = mustLoadErr(t, `{"mcpServers": {"x": {"url": "https://x.example/mcp", "dpop": "yes"}}}`)
 	wantErr(t, err, mcpgate.CategoryInvalid, "dpop", "true or false")
+	// A configured client is pinned to its authorization server.
+	_, err = mustLoadErr(t, `{"mcpServers": {"x": {"url": "https://x.example/mcp", "grant": "client_credentials", "clientId": "x", "clientSecretEnv": "X_SECRET"}}}`)
+	wantErr(t, err, mcpgate.CategoryInvalid, "issuer: required")
 }
 
 // TestAllowPrivateNetworkRoundTrip: the network policy's per-server

@@ -81,12 +81,14 @@ func TestImportClaudeCode(t *testing.T) {
 	checkResult(t, res, []mcpgate.ServerConfig{
 		{ID: "internal-api", URL: "https://api.corp.example/mcp", Auth: mcpgate.AuthNone, Enabled: true,
 			Headers: map[string]string{"Authorization": "Bearer ${API_TOKEN}", "X-Team": "${TEAM:-platform}"}},
-		{ID: "pinned", URL: "https://p.example/mcp", Auth: mcpgate.AuthOAuth, Enabled: true, ClientID: "abc", Scopes: []string{"read", "write"}},
 		{ID: "sentry", URL: "https://mcp.sentry.dev/mcp", Auth: mcpgate.AuthNone, Enabled: true},
 	}, []config.Skipped{
 		{"github", `runs the local command "npx @modelcontextprotocol/server-github": ` + stdioReason},
 		{"helper", "headersHelper runs a command"},
 		{"legacy", "the legacy HTTP+SSE transport is not supported"},
+		// A client ID names no authorization server; mcpgate sends it only
+		// to the one pinned with it.
+		{"pinned", "issuer: required"},
 	})
 	for _, s := range res.Skipped {
 		if strings.Contains(s.Reason, "ghp_secret") {

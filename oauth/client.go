@@ -43,6 +43,9 @@ type Client struct {
 	opts Options
 	http *http.Client
 	now  func() time.Time
+	// renewTimeout bounds each network step of renewing a credential in
+	// the background (see renew).
+	renewTimeout time.Duration
 
 	mu        sync.Mutex
 	asCache   map[string]cachedASM
@@ -65,7 +68,7 @@ func New(opts *Options) *Client {
 	if base == nil {
 		base = &http.Client{Transport: defaultTransport()}
 	}
-	return &Client{opts: o, http: noRedirects(base), now: time.Now, asCache: make(map[string]cachedASM), redirects: make(map[string]chan callback), nonces: make(map[string]string), refused: make(map[string][32]byte), bound: make(map[string]*dpopKey)}
+	return &Client{opts: o, http: noRedirects(base), now: time.Now, renewTimeout: renewTimeout, asCache: make(map[string]cachedASM), redirects: make(map[string]chan callback), nonces: make(map[string]string), refused: make(map[string][32]byte), bound: make(map[string]*dpopKey)}
 }
 
 func (c *Client) logf(server, format string, args ...any) {

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,9 +16,12 @@ import (
 
 // discoveryErrorf reports metadata that breaks a rule: the server or its
 // authorization server is misconfigured or hostile, and logging in again
-// would not help.
+// would not help. The arguments are mostly what they published, so the
+// message is sanitized and bounded as a whole.
 func discoveryErrorf(format string, args ...any) *mcpgate.Error {
-	return mcpgate.Errorf(mcpgate.CategoryProtocol, "authorization discovery: "+format, args...)
+	e := mcpgate.Errorf(mcpgate.CategoryProtocol, "authorization discovery: "+format, args...)
+	e.Message = mcpgate.Sanitize(e.Message, 600)
+	return e
 }
 
 // challenge is what a 401 or 403 WWW-Authenticate challenge said, in the
@@ -52,7 +56,7 @@ func parseChallenge(headers []string) challenge {
 			if v := c.Params["resource_metadata"]; v != "" {
 				ch.resourceMetadata = v
 			}
-			if v := strings.Fields(c.Params["scope"]); len(v) > 0 && len(ch.scope) == 0 {
+			if v := scopeTokens(strings.Fields(c.Params["scope"]), maxChallengeScopes); len(v) > 0 && len(ch.scope) == 0 {
 				ch.scope = v
 			}
 			if v := providerCode(c.Params["error"]); v != "" && ch.errorCode == "" {
@@ -61,6 +65,29 @@ func parseChallenge(headers []string) challenge {
 		}
 	}
 	return ch
+}
+
+// Bounds on the scopes a server may ask for, in a challenge or in its
+// metadata's scopes_supported: they go into the next authorization
+// request and into messages for people.
+const (
+	maxChallengeScopes = 20
+	maxListedScopes    = 64
+	maxScopeBytes      = 100
+)
+
+// scopeTokens keeps of scopes the tokens RFC 6749 §3.3 allows (printable
+// ASCII but space, '"' and backslash), once each, at most max of at most
+// maxScopeBytes each; anything else a server sends there is dropped.
+func scopeTokens(scopes []string, max int) []string {
+	var out []string
+	for _, s := range scopes {
+		ok := s != "" && len(s) <= maxScopeBytes && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x21 || r > 0x7e || r == '"' || r == '\\' })
+		if ok && !slices.Contains(out, s) && len(out) < max {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // metadata is what discovery found for one server.
@@ -164,6 +191,9 @@ func (c *Client) discoverResource(ctx context.Context, serverURL string, ch chal
 	if absent && ch.resourceMetadata == "" {
 		return nil, errNoResourceMetadata
 	}
+	if ctx.Err() != nil {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryTimeout, Message: "authorization discovery: the server's protected resource metadata did not arrive in time", Err: ctx.Err()}
+	}
 	return nil, discoveryErrorf("no protected resource metadata found for the server (%v)", describe(lastErr))
 }
 
@@ -216,6 +246,8 @@ func describe(err error) string {
 		return "the document is too large"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timed out"
+	case errors.Is(err, errMalformed):
+		return "malformed: not the JSON document it must be"
 	case errors.Is(err, netpolicy.ErrRefused):
 		return "refused by the network policy"
 	}
@@ -223,7 +255,7 @@ func describe(err error) string {
 	if errors.As(err, &pe) {
 		return pe.Error()
 	}
-	return "unreachable or malformed"
+	return "unreachable"
 }
 
 // authServerMetadataURLs lists where an issuer's metadata may be, in the
@@ -334,6 +366,9 @@ func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*authServer
 		}
 		return &asm, nil
 	}
+	if ctx.Err() != nil {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryTimeout, Message: "authorization discovery: the metadata of " + sanitizeText("%s", issuer) + " did not arrive in time", Err: ctx.Err()}
+	}
 	derr := discoveryErrorf("no authorization server metadata found for %s (%s)", issuer, describe(lastErr))
 	if absent {
 		derr.Err = errNoAuthServerMetadata
@@ -346,13 +381,30 @@ func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*authServer
 func chooseIssuer(md *metadata, chosen string) (string, error) {
 	if chosen != "" {
 		if !slices.Contains(md.issuers, chosen) {
-			return "", mcpgate.Errorf(mcpgate.CategoryInvalid, "issuer %q is not one of the server's authorization servers: %s", chosen, strings.Join(md.issuers, ", "))
+			return "", mcpgate.Errorf(mcpgate.CategoryInvalid, "issuer %s is not one of the server's authorization servers: %s", sanitizeText("%q", chosen), issuerList(md.issuers))
 		}
 		return chosen, nil
 	}
 	if len(md.issuers) > 1 {
 		return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "choose_issuer",
-			Message: "the server accepts several authorization servers; choose one with --issuer: " + strings.Join(md.issuers, ", ")}
+			Message: "the server accepts several authorization servers; choose one with --issuer: " + issuerList(md.issuers)}
 	}
 	return md.issuers[0], nil
+}
+
+// maxListedIssuers bounds the issuers a message names.
+const maxListedIssuers = 10
+
+// issuerList names the authorization servers a server listed, for a
+// message: each sanitized and bounded, and at most maxListedIssuers.
+func issuerList(issuers []string) string {
+	var names []string
+	for i, is := range issuers {
+		if i == maxListedIssuers {
+			names = append(names, fmt.Sprintf("and %d more", len(issuers)-i))
+			break
+		}
+		names = append(names, sanitizeText("%s", is))
+	}
+	return strings.Join(names, ", ")
 }

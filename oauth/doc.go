@@ -21,7 +21,10 @@
 //     with an exact issuer, S256 PKCE and https endpoints. Several
 //     authorization servers are never guessed between ([LoginOptions].Issuer).
 //   - the client: configured, a Client ID Metadata Document, or a dynamic
-//     registration (RFC 7591) kept per issuer.
+//     registration (RFC 7591) kept per issuer. A configured client is
+//     pinned to its issuer ([mcpgate.ServerConfig].Issuer): its ID, secret
+//     or key, and a machine grant's assertions, go to no other, whatever
+//     the server names.
 //
 // A person then signs in with the authorization code grant (PKCE, state,
 // iss), through [LoginOptions].Open and a loopback callback or
@@ -33,12 +36,23 @@
 // # Using and renewing
 //
 // [Client.Handler] is the go-sdk [auth.OAuthHandler] of one server: it
-// reads the credential from the store for every request, refreshes it
-// under the credential's cross-process lock, records what a 403
-// insufficient_scope asks for (step-up, bounded) and never starts an
-// interactive sign-in. With DPoP (RFC 9449) the credential's tokens are
-// bound to a key kept with it; the handler's PrepareRequest (see
-// manager.RequestPreparer) adds each request's proof.
+// reads the credential from the store for every request (sent only while
+// the server's auth is the credential's kind), renews it shortly before
+// it expires (a margin that scales with the token's lifetime), records
+// what a 403 insufficient_scope asks for (step-up, bounded in a row
+// whatever scopes it names) and never starts an interactive sign-in.
+//
+// A renewal finds the authorization server's metadata first, outside
+// every lock, then takes the credential's renewal lock (the store's
+// Lock, shared by every process, blocking nothing else), reads the
+// credential again (another process may have renewed it: a rotating
+// refresh token is spent once), asks for the new tokens and commits them
+// in one short write. The store's write lock is never held across the
+// network.
+//
+// With DPoP (RFC 9449) the credential's tokens are bound to a key kept
+// with it; the handler's PrepareRequest (see manager.RequestPreparer)
+// adds each request's proof.
 //
 // Errors are [*mcpgate.Error] values: category auth when a person must
 // sign in (exit 4 in the CLI), and remote text only sanitized, with

@@ -170,7 +170,7 @@ func useDPoP(cfg *mcpgate.ServerConfig, ch challenge, asm *authServer) (bool, er
 			why = "dpop is set for " + cfg.ID
 		}
 		return false, &mcpgate.Error{Category: mcpgate.CategoryUnsupported, Code: "dpop_unsupported",
-			Message: why + ", but its authorization server " + asm.Issuer + " does not advertise DPoP with " + dpopAlg + " (dpop_signing_alg_values_supported)", Err: errNoDPoP}
+			Message: why + ", but its authorization server " + sanitizeText("%s", asm.Issuer) + " does not advertise DPoP with " + dpopAlg + " (dpop_signing_alg_values_supported)", Err: errNoDPoP}
 	}
 	return true, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +17,18 @@ import (
 )
 
 // expirySkew refreshes a token this long before it expires, so it does not
-// expire on the way to the server.
+// expire on the way to the server; for a token that lives less than four
+// times as long, a quarter of its lifetime (see refreshMargin).
 const expirySkew = 30 * time.Second
+
+// renewTimeout bounds each network step of a renewal in the background:
+// finding the authorization server's metadata, and the token request
+// made under the credential's renewal lock, which other processes needing
+// the credential wait for. It is no shorter because a rotating refresh
+// token the server spends after mcpgate gave up on its answer is lost:
+// the next refresh presents the old one, and the server ends the sign-in
+// (RFC 9700 §4.14.2).
+const renewTimeout = 15 * time.Second
 
 // maxStepUps bounds the sign-ins made for one insufficient_scope
 // challenge: with the sign-in before it, at most three authorizations ask
@@ -28,9 +37,14 @@ const expirySkew = 30 * time.Second
 // asking again would loop.
 const maxStepUps = 2
 
-// stepUpWindow is how soon after a credential was obtained a repeated
-// challenge for the scopes it was obtained for counts as the same step-up.
-// One much later (a permission withdrawn since) starts afresh.
+// maxStepUpChain bounds the step-up sign-ins in a row, each soon after the
+// last, whatever scopes they asked for: a server that names a new scope at
+// every refusal is given up on as surely as one that repeats itself.
+const maxStepUpChain = 4
+
+// stepUpWindow is how soon after a sign-in for a step-up another
+// challenge continues the same run of step-ups. One much later (a
+// permission withdrawn since, another tool needing more) starts afresh.
 const stepUpWindow = 10 * time.Minute
 
 // Handler returns the go-sdk OAuthHandler for sessions of cfg (auth oauth,
@@ -148,7 +162,7 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 			// server no longer names: refreshing there would only renew
 			// a token the server refuses.
 			return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusUnauthorized, Code: orCode(ch.errorCode, "invalid_token"),
-				Message: "the server " + cfg.ID + " no longer accepts sign-ins from " + issuer + "; sign in again with: mcpgate auth " + cfg.ID}
+				Message: "the server " + cfg.ID + " no longer accepts sign-ins from " + sanitizeText("%s", issuer) + "; sign in again with: mcpgate auth " + cfg.ID}
 		}
 		// The server rejected a token it should have accepted: refresh it
 		// (unless someone already did) and let the transport retry once.
@@ -200,27 +214,49 @@ func orCode(code, def string) string {
 	return def
 }
 
-// bound reports whether cred may be sent to cfg's server: a stored bearer
-// token only to the URL it was stored for, an OAuth credential to a server
-// URL within the resource it was issued for (the server URL itself, or
-// the origin when the server's metadata names the origin). A credential
-// bound elsewhere is never used.
+// bound reports whether cred may be sent to cfg's server: only while the
+// server is configured for the credential's kind (a bearer token stored
+// before the server became auth oauth is not sent to it, nor a sign-in to
+// a server that became auth bearer); a stored bearer token only to the URL
+// it was stored for, an OAuth credential to a server URL within the
+// resource it was issued for (the server URL itself, or the origin when
+// the server's metadata names the origin), from the issuer pinned in the
+// config if one is. A credential bound elsewhere is never used.
 func bound(cred *store.Credential, cfg *mcpgate.ServerConfig) bool {
-	if cred.Kind == store.KindBearer {
+	switch {
+	case cred.Kind == store.KindBearer && cfg.Auth == mcpgate.AuthBearer:
 		return cred.Resource == canonicalResource(cfg.URL)
+	case cred.Kind == store.KindOAuth && cfg.Auth == mcpgate.AuthOAuth:
+		return within(cfg.URL, cred.Resource) && (cfg.Issuer == "" || cred.Issuer == cfg.Issuer)
 	}
-	return within(cfg.URL, cred.Resource)
+	return false
 }
 
+// fresh reports whether cred's access token may be sent as it is: it has
+// no expiry, or more than its refresh margin left.
 func (c *Client) fresh(cred *store.Credential) bool {
-	return cred.AccessToken != "" && (cred.Expiry.IsZero() || cred.Expiry.After(c.now().Add(expirySkew)))
+	return cred.AccessToken != "" && (cred.Expiry.IsZero() || cred.Expiry.After(c.now().Add(refreshMargin(cred))))
 }
 
-// accessToken returns the token to send to cfg's server, refreshing it
-// under the credential's lock when it has expired or when rejected (the
-// token the server refused) is still the stored one, and the DPoP key the
-// token is bound to, if any (stored form). "" means there is no
-// credential: the request goes without one and the server decides.
+// refreshMargin is how long before its expiry cred's token is renewed:
+// expirySkew, or a quarter of the token's lifetime when that is shorter.
+// A fixed margin longer than the lifetime would renew a token at every
+// request (a ten-second token with a thirty-second margin is never fresh);
+// a quarter keeps a token in use for three quarters of its life. The
+// lifetime is measured from UpdatedAt, which every write of new tokens
+// sets when they arrive.
+func refreshMargin(cred *store.Credential) time.Duration {
+	if life := cred.Expiry.Sub(cred.UpdatedAt); !cred.UpdatedAt.IsZero() && life > 0 && life/4 < expirySkew {
+		return life / 4
+	}
+	return expirySkew
+}
+
+// accessToken returns the token to send to cfg's server, renewing it
+// (see renew) when it has expired or when rejected (the token the server
+// refused) is still the stored one, and the DPoP key the token is bound
+// to, if any (stored form). "" means there is no credential: the request
+// goes without one and the server decides.
 func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rejected string) (tok, key string, err error) {
 	cred, err := c.opts.Store.GetCredential(ctx, c.opts.Tenant, cfg.ID)
 	switch {
@@ -229,7 +265,7 @@ func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rej
 	case err != nil:
 		return "", "", storeError("reading the credential", err)
 	case !bound(cred, cfg):
-		c.logf(cfg.ID, "ignoring a credential bound to another server URL")
+		c.logf(cfg.ID, "ignoring a credential of kind %s bound to another server URL or auth", cred.Kind)
 		return "", "", nil
 	case cred.Kind == store.KindBearer:
 		if rejected != "" && rejected == cred.AccessToken {
@@ -240,14 +276,9 @@ func (c *Client) accessToken(ctx context.Context, cfg *mcpgate.ServerConfig, rej
 	case rejected == "" && c.fresh(cred):
 		return cred.AccessToken, dpopKeyOf(cred), nil
 	}
-	next, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(ctx context.Context, cur *store.Credential) (*store.Credential, error) {
-		return c.refresh(ctx, cfg, cur, rejected)
-	})
-	if err != nil {
+	next, err := c.renew(ctx, cfg, cred, rejected)
+	if err != nil || next == nil {
 		return "", "", err
-	}
-	if next == nil {
-		return "", "", nil
 	}
 	return next.AccessToken, dpopKeyOf(next), nil
 }
@@ -259,67 +290,6 @@ func dpopKeyOf(cred *store.Credential) string {
 		return cred.DPoPKey
 	}
 	return ""
-}
-
-// refresh decides, under the lock, the credential's next value. It re-reads
-// first: another process may have refreshed while we waited for the lock,
-// and a rotating refresh token must be used only once.
-func (c *Client) refresh(ctx context.Context, cfg *mcpgate.ServerConfig, cur *store.Credential, rejected string) (*store.Credential, error) {
-	if cur == nil || !bound(cur, cfg) {
-		return cur, nil
-	}
-	if cur.AccessToken != rejected && c.fresh(cur) {
-		return cur, nil // someone else refreshed meanwhile
-	}
-	if cfg.Grant.Machine() {
-		asm, err := c.serverMetadata(ctx, cfg, cur.Issuer)
-		if err != nil {
-			return cur, err
-		}
-		next, err := c.machineToken(ctx, cfg, cur.Resource, asm, cur.Scopes, cur, challenge{})
-		if err != nil {
-			return cur, err
-		}
-		return next, nil
-	}
-	if cur.RefreshToken == "" {
-		return cur, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
-			Message: "the sign-in for " + cfg.ID + " expired and cannot be refreshed; sign in again with: mcpgate auth " + cfg.ID}
-	}
-	asm, err := c.serverMetadata(ctx, cfg, cur.Issuer)
-	if err != nil {
-		return cur, err
-	}
-	ca, err := c.clientForRefresh(ctx, cfg, cur, asm)
-	if err != nil {
-		return cur, err
-	}
-	var key *dpopKey
-	if cur.DPoPKey != "" {
-		// RFC 9449 §5: the refresh proves possession of the key the
-		// credential is bound to.
-		if key, err = decodeDPoPKey(cur.DPoPKey); err != nil {
-			return cur, &mcpgate.Error{Category: mcpgate.CategoryInternal, Message: "reading the credential's DPoP key: " + err.Error()}
-		}
-	}
-	form := url.Values{
-		"grant_type":    {"refresh_token"},
-		"refresh_token": {cur.RefreshToken},
-		"resource":      {cur.Resource},
-	}
-	tr, err := c.requestToken(ctx, asm, form, ca, key)
-	if err != nil {
-		var me *mcpgate.Error
-		if errors.As(err, &me) && me.Code == "invalid_grant" {
-			// The refresh token is dead (expired, revoked, or already
-			// rotated by someone who then lost it): only a person can fix it.
-			return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: me.HTTPStatus, Code: "invalid_grant",
-				Message: "the sign-in for " + cfg.ID + " was revoked or expired; sign in again with: mcpgate auth " + cfg.ID, Err: err}
-		}
-		return cur, err
-	}
-	c.logf(cfg.ID, "refreshed the access token")
-	return c.credentialFrom(cur.Binding, tr, cur.Scopes, cur, key), nil
 }
 
 // clientForRefresh finds the client that obtained cur.
@@ -340,13 +310,18 @@ func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig
 
 // stepUp records a 403 insufficient_scope challenge: the next sign-in asks
 // for the union of the scopes already granted and those challenged (MCP
-// 2026-07-28, SEP-2350), and the server moves to needs-auth. When the
-// same scopes were already asked for maxStepUps times in a row and the
-// server still refuses, it stops asking: the error is then not one a
-// sign-in fixes.
+// 2026-07-28, SEP-2350), and the server moves to needs-auth. It stops
+// asking, with an error a sign-in does not fix, when the server still
+// refuses after the same scopes were asked for maxStepUps times in a row,
+// or after maxStepUpChain step-ups in a row for any scopes. A challenge
+// long after the last sign-in (a permission withdrawn since) starts
+// afresh.
 func (c *Client) stepUp(ctx context.Context, cfg *mcpgate.ServerConfig, challenged []string) error {
-	var want []string
-	exhausted := false
+	var (
+		want      []string
+		made      int // step-up sign-ins in a row so far
+		exhausted bool
+	)
 	_, err := c.opts.Store.UpdateCredential(ctx, c.opts.Tenant, cfg.ID, func(ctx context.Context, cur *store.Credential) (*store.Credential, error) {
 		if cur == nil || !bound(cur, cfg) {
 			want = union(nil, challenged)
@@ -355,23 +330,24 @@ func (c *Client) stepUp(ctx context.Context, cfg *mcpgate.ServerConfig, challeng
 		next := *cur
 		want = union(cur.Scopes, challenged)
 		// The same step-up again: still owed (the authorization server did
-		// not grant it), or granted and refused anyway, soon after.
+		// not grant it), or granted and refused anyway.
 		again := slices.Equal(cur.StepUpScopes, want) || (len(cur.StepUpScopes) == 0 && grantsAll(cur.Scopes, want))
-		if !again || c.now().Sub(cur.UpdatedAt) > stepUpWindow {
+		if cur.StepUpAt.IsZero() || c.now().Sub(cur.StepUpAt) > stepUpWindow {
 			next.StepUpCount = 0
 		}
 		next.StepUpScopes = want
-		exhausted = next.StepUpCount >= maxStepUps
+		made = next.StepUpCount
+		exhausted = (again && made >= maxStepUps) || made >= maxStepUpChain
 		return &next, nil
 	})
 	if err != nil {
 		return err
 	}
-	need := strings.Join(want, " ")
+	need := sanitizeText("%s", strings.Join(want, " ")) // granted scopes are the authorization server's text
 	if exhausted {
 		return &mcpgate.Error{Category: mcpgate.CategoryHTTP, HTTPStatus: http.StatusForbidden, Code: "insufficient_scope",
-			Message: "the server still refuses (HTTP 403 insufficient_scope) after " + strconv.Itoa(maxStepUps) + " sign-ins asking for scope " + need +
-				"; mcpgate stops asking (check the account's permissions with the server's administrator)"}
+			Message: "the server still refuses (HTTP 403 insufficient_scope, now asking for scope " + need + ") after " +
+				strconv.Itoa(made) + " sign-ins for more scopes; mcpgate stops asking (check the account's permissions with the server's administrator)"}
 	}
 	return &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: http.StatusForbidden, Code: "insufficient_scope",
 		Message: "the server needs scope " + need + "; sign in again with: mcpgate auth " + cfg.ID}

@@ -147,10 +147,10 @@ func TestClientCredentials(t *testing.T) {
 	t.Setenv("MACHINE_SECRET", "s3cret-machine")
 
 	for name, cfg := range map[string]mcpgate.ServerConfig{
-		"secret": {ID: "s", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials, ClientID: "machine", ClientSecretEnv: "MACHINE_SECRET"},
-		"jwt":    {ID: "s", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials, ClientID: "jwt-machine", PrivateKeyFile: keyFile},
+		"secret": {ID: "s", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials, ClientID: "machine", ClientSecretEnv: "MACHINE_SECRET", Issuer: as.Issuer},
+		"jwt":    {ID: "s", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials, ClientID: "jwt-machine", PrivateKeyFile: keyFile, Issuer: as.Issuer},
 		"jwt PS256": {ID: "s", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials, ClientID: "rsa-machine",
-			PrivateKeyFile: rsaFile, PrivateKeyAlg: "PS256"},
+			PrivateKeyFile: rsaFile, PrivateKeyAlg: "PS256", Issuer: as.Issuer},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
@@ -184,7 +184,7 @@ func TestClientAssertionRefusals(t *testing.T) {
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	for alg, want := range map[string]string{"RS256": "cannot sign with RS256", "ES384": "cannot sign with ES384"} {
 		cfg := mcpgate.ServerConfig{ID: "s", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true, Grant: mcpgate.GrantClientCredentials,
-			ClientID: "jwt-machine", PrivateKeyFile: writeKey(t, key), PrivateKeyAlg: alg}
+			ClientID: "jwt-machine", PrivateKeyFile: writeKey(t, key), PrivateKeyAlg: alg, Issuer: as.Issuer}
 		_, c := newEnv(t).open()
 		_, _, err := login(t, c, cfg, nil)
 		if !errors.Is(err, mcpgate.ErrInvalid) || !strings.Contains(err.Error(), want) {

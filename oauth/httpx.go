@@ -27,6 +27,11 @@ const (
 // errTooLarge is returned when a response exceeds its bound.
 var errTooLarge = errors.New("response too large")
 
+// errMalformed is wrapped by the error of an answer that arrived but is
+// not the JSON the endpoint must answer: a fault of the server's, not of
+// the network.
+var errMalformed = errors.New("malformed answer")
+
 // checkEndpoint enforces the endpoint rules: an absolute http(s) URL with a
 // host, https unless the host is loopback, no credentials, no fragment.
 func checkEndpoint(name, raw string) (*url.URL, error) {
@@ -118,13 +123,16 @@ func (c *Client) getJSON(ctx context.Context, rawURL string, v any) error {
 		return &httpStatus{code: resp.StatusCode}
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-		return fmt.Errorf("content type %q is not application/json", mt)
+		return fmt.Errorf("%w: the content type is not application/json", errMalformed)
 	}
 	body, err := readBounded(resp.Body, maxMetadataBytes)
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(body, v)
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	return nil
 }
 
 type httpStatus struct{ code int }
@@ -212,7 +220,7 @@ func (c *Client) doHeader(req *http.Request, v any) (http.Header, error) {
 		return resp.Header, nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return resp.Header, fmt.Errorf("decoding the answer: %w", err)
+		return resp.Header, fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	return resp.Header, nil
 }

@@ -114,7 +114,22 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	if err != nil {
 		return nil, storeError("reading the credential", err)
 	}
+	if prev != nil && !bound(prev, &cfg) {
+		prev = nil // another server's, or another kind: nothing of it carries over
+	}
 	chosen := o.Issuer
+	if cfg.Issuer != "" {
+		// The configured client belongs to one authorization server; no
+		// other gets its credentials, whatever the server names.
+		if chosen != "" && chosen != cfg.Issuer {
+			return nil, &mcpgate.Error{Category: mcpgate.CategoryInvalid, Code: "issuer_mismatch",
+				Message: "issuer " + sanitizeText("%s", chosen) + " is not the one pinned for " + cfg.ID + " in the config (" + cfg.Issuer + ")"}
+		}
+		if !slices.Contains(md.issuers, cfg.Issuer) {
+			return nil, pinMismatch(&cfg, md.issuers)
+		}
+		chosen = cfg.Issuer
+	}
 	if chosen == "" && prev != nil && prev.Resource == md.resource && slices.Contains(md.issuers, prev.Issuer) {
 		chosen = prev.Issuer // the person chose it before
 	}
@@ -157,7 +172,7 @@ func (c *Client) scopesFor(cfg *mcpgate.ServerConfig, ch challenge, md *metadata
 	case len(ch.scope) > 0:
 		s = append(s, ch.scope...)
 	default:
-		s = append(s, md.prm.ScopesSupported...)
+		s = append(s, scopeTokens(md.prm.ScopesSupported, maxListedScopes)...)
 	}
 	if !cfg.Grant.Machine() && slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(s, "offline_access") {
 		s = append(s, "offline_access")
@@ -349,12 +364,13 @@ func (c *Client) authorizationCode(ctx context.Context, cfg *mcpgate.ServerConfi
 }
 
 // countStepUp counts a sign-in made for a pending step-up towards
-// maxStepUps; any other sign-in starts the count afresh.
+// maxStepUps and maxStepUpChain, noting when it was made; any other
+// sign-in starts the count afresh.
 func countStepUp(cred *store.Credential, requested []string, prev *store.Credential) {
 	if prev != nil && len(prev.StepUpScopes) > 0 && grantsAll(requested, prev.StepUpScopes) {
-		cred.StepUpCount = prev.StepUpCount + 1
+		cred.StepUpCount, cred.StepUpAt = prev.StepUpCount+1, cred.UpdatedAt
 	} else {
-		cred.StepUpCount = 0
+		cred.StepUpCount, cred.StepUpAt = 0, time.Time{}
 	}
 }
 
@@ -416,7 +432,7 @@ func (c *Client) checkCallback(ctx context.Context, q url.Values, flow *store.Fl
 		if !hasIss || len(iss) != 1 || iss[0] != flow.Issuer {
 			c.opts.Store.TakeFlow(ctx, flow.State)
 			return "", &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "invalid_issuer",
-				Message: "the sign-in callback came from another issuer than " + flow.Issuer + " (RFC 9207 iss mismatch); nothing was stored"}
+				Message: "the sign-in callback came from another issuer than " + sanitizeText("%s", flow.Issuer) + " (RFC 9207 iss mismatch); nothing was stored"}
 		}
 	}
 	if e := q.Get("error"); e != "" {
@@ -513,12 +529,49 @@ func (c *Client) storeLogin(ctx context.Context, cfg *mcpgate.ServerConfig, cred
 // LogoutResult says what logout did. It holds no secret.
 type LogoutResult struct {
 	Removed bool // a credential was stored and is now gone
-	Revoked bool // the authorization server confirmed revocation
+	// Revoked is set when the authorization server revoked the
+	// credential as far as it can: it confirmed revoking at least one
+	// token and refused none but for being of a type it does not revoke
+	// (see TokenRevocation.Unsupported).
+	Revoked bool
+	// Tokens says what the authorization server did with each token
+	// logout asked it to revoke, refresh token first. Empty when it was
+	// asked nothing: no credential, a bearer token, or no revocation
+	// endpoint (RevocationOffered false).
+	Tokens            []TokenRevocation
+	RevocationOffered bool
+	// RevocationErr, when set, is why logout could not ask at all (the
+	// authorization server's metadata or the client is gone); its message
+	// is safe to show a person.
+	RevocationErr error
+	// AccessExpiry is when the access token expires (zero when the
+	// authorization server did not say): until then it still works
+	// unless the server revoked it.
+	AccessExpiry time.Time
+}
+
+// TokenRevocation is the authorization server's answer to revoking one
+// token (RFC 7009).
+type TokenRevocation struct {
+	Hint string // "refresh_token" or "access_token"
+	// Revoked: the server answered 200, which it also does for a token
+	// that had already ended (RFC 7009 §2.2).
+	Revoked bool
+	// Unsupported: the server does not revoke tokens of this type
+	// (unsupported_token_type, RFC 7009 §2.2.1), as servers whose access
+	// tokens are self-contained JWTs answer for those: the token works
+	// until it expires.
+	Unsupported bool
+	// Err, when neither, is why the revocation failed; its message is safe
+	// to show a person.
+	Err error
 }
 
 // Logout deletes the server's credential and, when the authorization
-// server advertises revocation (RFC 7009), revokes its tokens. The
-// credential is deleted even when revocation fails.
+// server advertises revocation (RFC 7009), revokes its tokens: the
+// refresh token first (which ends the grant's access tokens too, where
+// the server can), then the access token. The credential is deleted even
+// when revocation fails.
 func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutResult, error) {
 	ctx = forServer(ctx, &cfg)
 	var old *store.Credential
@@ -533,15 +586,23 @@ func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutR
 	if old == nil || old.Kind != store.KindOAuth || old.Issuer == "" {
 		return res, nil
 	}
+	res.AccessExpiry = old.Expiry
 	asm, err := c.serverMetadata(ctx, &cfg, old.Issuer)
-	if err != nil || asm.RevocationEndpoint == "" {
+	if err != nil {
+		res.RevocationErr = err
+		return res, nil
+	}
+	if asm.RevocationEndpoint == "" {
 		return res, nil
 	}
 	ca, err := c.clientForRefresh(ctx, &cfg, old, asm)
 	if err != nil {
+		res.RevocationErr = err
 		return res, nil
 	}
-	revoked := true
+	res.RevocationOffered = true
+	res.Revoked = true
+	confirmed := false
 	for _, t := range []struct{ tok, hint string }{{old.RefreshToken, "refresh_token"}, {old.AccessToken, "access_token"}} {
 		if t.tok == "" {
 			continue
@@ -551,12 +612,21 @@ func (c *Client) Logout(ctx context.Context, cfg mcpgate.ServerConfig) (*LogoutR
 		if err == nil {
 			err = c.postForm(ctx, asm.RevocationEndpoint, form, user, pass, nil)
 		}
-		if err != nil {
-			revoked = false
+		tr := TokenRevocation{Hint: t.hint, Revoked: err == nil}
+		var pe *ProtocolError
+		switch {
+		case err == nil:
+			confirmed = true
+		case errors.As(err, &pe) && pe.ErrorCode == "unsupported_token_type":
+			tr.Unsupported = true
+		default:
+			tr.Err = tokenError(ctx, "revoking the "+strings.ReplaceAll(t.hint, "_", " "), err)
+			res.Revoked = false
 			c.logf(cfg.ID, "revoking the %s failed: %s", t.hint, describe(err))
 		}
+		res.Tokens = append(res.Tokens, tr)
 	}
-	res.Revoked = revoked
+	res.Revoked = res.Revoked && confirmed
 	return res, nil
 }
 

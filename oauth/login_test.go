@@ -200,9 +200,33 @@ func TestStepUpRetryLimit(t *testing.T) {
 	stepUpStops(t, as, srv)
 }
 
+// TestStepUpShiftingScopeIsBounded: a server that asks for a scope it
+// never asked for before at every refusal. Each challenge differs from the
+// last, yet mcpgate gives up within a bound on step-ups in a row.
+func TestStepUpShiftingScopeIsBounded(t *testing.T) {
+	as := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
+	srv.Protect(fake.Protection{ShiftingScope: true})
+	n := stepUpsUntilStop(t, as, srv, 12)
+	if n > 5 {
+		t.Errorf("%d authorizations for a server that asks for a new scope each time, want at most 5 (the sign-in and four step-ups)", n)
+	}
+}
+
 // stepUpStops signs in, then signs in again whenever the call needs it, as
-// the person (or the conformance driver) would, and checks mcpgate stops.
+// the person (or the conformance driver) would, and checks mcpgate stops
+// after the sign-in and two step-ups.
 func stepUpStops(t *testing.T, as *fake.AuthServer, srv *fake.Server) {
+	t.Helper()
+	if n := stepUpsUntilStop(t, as, srv, 6); n != 3 {
+		t.Errorf("%d authorizations for one challenge, want 3 (the sign-in and two step-ups)", n)
+	}
+}
+
+// stepUpsUntilStop signs in, then again whenever a call needs it, at most
+// rounds times, checks that mcpgate stopped asking, and returns the
+// number of authorizations made.
+func stepUpsUntilStop(t *testing.T, as *fake.AuthServer, srv *fake.Server, rounds int) int {
 	t.Helper()
 	e := newEnv(t)
 	_, c := e.open()
@@ -210,7 +234,7 @@ func stepUpStops(t *testing.T, as *fake.AuthServer, srv *fake.Server) {
 	mustLogin(t, c, cfg)
 	m := newManager(t, c, cfg)
 	var err error
-	for range 6 {
+	for range rounds {
 		_, err = call(t, m, "s", "admin_reset", `{}`)
 		if category(err) != mcpgate.CategoryAuth {
 			break
@@ -220,14 +244,13 @@ func stepUpStops(t *testing.T, as *fake.AuthServer, srv *fake.Server) {
 	if category(err) == mcpgate.CategoryAuth || code(err) != "insufficient_scope" || !strings.Contains(err.Error(), "stops asking") {
 		t.Fatalf("after repeated step-ups: %v, want a non-auth error saying it stopped", err)
 	}
-	if n := as.Authorizations(); n != 3 {
-		t.Errorf("%d authorizations for one challenge, want 3 (the sign-in and two step-ups)", n)
-	}
+	n := as.Authorizations()
 	// The person may still sign in by hand; the next refusal stops at once.
 	mustLogin(t, c, cfg)
 	if _, err := call(t, m, "s", "admin_reset", `{}`); category(err) == mcpgate.CategoryAuth {
-		t.Errorf("after a fourth sign-in: %v, want it to stop again", err)
+		t.Errorf("after another sign-in: %v, want it to stop again", err)
 	}
+	return n
 }
 
 // TestStepUpAsksForTheUnion: a server whose 403 names only the missing

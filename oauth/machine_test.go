@@ -39,7 +39,7 @@ func TestWorkloadIdentity(t *testing.T) {
 
 	_, c := newEnv(t).open()
 	cfg := oauthCfg("s", srv.URL)
-	cfg.Grant, cfg.ClientID, cfg.AssertionFile = mcpgate.GrantJWTBearer, "workload-client", file
+	cfg.Grant, cfg.ClientID, cfg.AssertionFile, cfg.Issuer = mcpgate.GrantJWTBearer, "workload-client", file, as.Issuer
 	m := newManager(t, c, cfg)
 	if _, err := call(t, m, "s", "echo", `{"text":"x"}`); err != nil {
 		t.Fatalf("workload call: %v", err)
@@ -92,7 +92,7 @@ func TestWorkloadIdentityFromEnv(t *testing.T) {
 	as.TrustWorkloads(platform)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	cfg := oauthCfg("s", srv.URL)
-	cfg.Grant, cfg.AssertionEnv = mcpgate.GrantJWTBearer, "MCPGATE_TEST_WORKLOAD_JWT"
+	cfg.Grant, cfg.AssertionEnv, cfg.Issuer = mcpgate.GrantJWTBearer, "MCPGATE_TEST_WORKLOAD_JWT", as.Issuer
 	_, c := newEnv(t).open()
 	if _, _, err := login(t, c, cfg, nil); !errors.Is(err, mcpgate.ErrInvalid) || !strings.Contains(err.Error(), "$MCPGATE_TEST_WORKLOAD_JWT") {
 		t.Errorf("login without the variable: %v", err)
@@ -123,7 +123,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 
 	_, c := newEnv(t).open()
 	cfg := oauthCfg("s", srv.URL)
-	cfg.Grant, cfg.ClientID, cfg.ClientSecretEnv = mcpgate.GrantEnterprise, "mcp-client", "MCP_CLIENT_SECRET"
+	cfg.Grant, cfg.ClientID, cfg.ClientSecretEnv, cfg.Issuer = mcpgate.GrantEnterprise, "mcp-client", "MCP_CLIENT_SECRET", as.Issuer
 	cfg.IDTokenFile, cfg.IDPTokenEndpoint, cfg.IDPClientID = file, idp.TokenEndpoint, idp.ClientID
 	m := newManager(t, c, cfg)
 	if _, err := call(t, m, "s", "echo", `{"text":"x"}`); err != nil {
@@ -171,7 +171,7 @@ func TestMachineGrantsWithDPoP(t *testing.T) {
 	file := writeToken(t, filepath.Join(t.TempDir(), "token"), platform.Workload("job", as.Issuer, 10*time.Minute))
 	st, c := newEnv(t).open()
 	cfg := oauthCfg("s", srv.URL)
-	cfg.Grant, cfg.AssertionFile, cfg.DPoP = mcpgate.GrantJWTBearer, file, true
+	cfg.Grant, cfg.AssertionFile, cfg.DPoP, cfg.Issuer = mcpgate.GrantJWTBearer, file, true, as.Issuer
 	if res := mustLogin(t, c, cfg); !res.DPoP {
 		t.Fatalf("login %+v, want DPoP", res)
 	}

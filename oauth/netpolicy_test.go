@@ -216,7 +216,7 @@ func TestSignInThroughTheProxy(t *testing.T) {
 	proxy := s.n.StartProxy()
 	client := s.newClient(t, map[string]string{"HTTPS_PROXY": proxy.URL, "CI_SECRET": "ci-secret-value"})
 	cfg := s.cfg
-	cfg.Grant, cfg.ClientID, cfg.ClientSecretEnv = mcpgate.GrantClientCredentials, "ci", "CI_SECRET"
+	cfg.Grant, cfg.ClientID, cfg.ClientSecretEnv, cfg.Issuer = mcpgate.GrantClientCredentials, "ci", "CI_SECRET", "https://auth.example.test"
 	if _, _, err := login(t, client, cfg, nil); err != nil {
 		t.Fatalf("login through the proxy: %v", err)
 	}

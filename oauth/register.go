@@ -36,7 +36,7 @@ func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issue
 	}
 	if asm.RegistrationEndpoint == "" {
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryInvalid, Code: "no_registration",
-			Message: "the authorization server " + issuer + " offers no dynamic registration; configure a client with --client-id (and --client-secret-env)"}
+			Message: "the authorization server " + sanitizeText("%s", issuer) + " offers no dynamic registration; configure a client with --client-id (and --client-secret-env) and --issuer"}
 	}
 	reg, err = c.register(ctx, issuer, asm, redirectURI)
 	if err != nil {
@@ -45,7 +45,19 @@ func (c *Client) clientFor(ctx context.Context, cfg *mcpgate.ServerConfig, issue
 	return &clientAuth{id: reg.ClientID, secret: reg.ClientSecret, method: reg.TokenEndpointAuthMethod}, nil
 }
 
+// configuredClient is the client configured for cfg's server, at the
+// authorization server asm, which must be the issuer pinned with it: this
+// is where a configured secret or key (and, for a machine grant, the
+// assertion sent with it) would otherwise go to whichever authorization
+// server the resource names.
 func (c *Client) configuredClient(cfg *mcpgate.ServerConfig, asm *authServer) (*clientAuth, error) {
+	switch {
+	case cfg.Issuer == "":
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryInvalid, Code: "issuer_required",
+			Message: "the client configured for " + cfg.ID + " is pinned to no authorization server; pin the one it is registered with: mcpgate add " + cfg.ID + " URL ... --issuer ISSUER --replace"}
+	case asm.Issuer != cfg.Issuer:
+		return nil, pinMismatch(cfg, []string{asm.Issuer})
+	}
 	a := &clientAuth{id: cfg.ClientID, method: "none"}
 	if cfg.PrivateKeyFile != "" {
 		key, err := loadKey(cfg.PrivateKeyFile)
@@ -84,7 +96,7 @@ func (c *Client) register(ctx context.Context, issuer string, asm *authServer, r
 	}
 	var resp oauthex.ClientRegistrationResponse
 	if err := c.postJSON(ctx, asm.RegistrationEndpoint, req, &resp); err != nil {
-		return nil, tokenError(ctx, "registering mcpgate with "+issuer, err)
+		return nil, tokenError(ctx, "registering mcpgate with "+sanitizeText("%s", issuer), err)
 	}
 	if err := checkClientID(resp.ClientID); err != nil {
 		return nil, err
@@ -164,6 +176,15 @@ func checkClientID(id string) error {
 		}
 	}
 	return nil
+}
+
+// pinMismatch is the error of a server whose authorization servers
+// (named) do not include the issuer pinned for it.
+func pinMismatch(cfg *mcpgate.ServerConfig, named []string) *mcpgate.Error {
+	return &mcpgate.Error{Category: mcpgate.CategoryInvalid, Code: "issuer_mismatch",
+		Message: "the client for " + cfg.ID + " is pinned to the authorization server " + cfg.Issuer + ", the only one its credentials are sent to, " +
+			"but the server names " + issuerList(named) + "; nothing was sent. " +
+			"If the server really moved, pin the new one: mcpgate add " + cfg.ID + " URL ... --issuer NEW --replace"}
 }
 
 func storeError(what string, err error) *mcpgate.Error {

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,11 +30,55 @@ import (
 
 // tokenResponse is a successful token endpoint answer (RFC 6749 §5.1).
 type tokenResponse struct {
-	AccessToken  string `json:"access_token"`
-	TokenType    string `json:"token_type"`
-	ExpiresIn    int64  `json:"expires_in"`
-	RefreshToken string `json:"refresh_token"`
-	Scope        string `json:"scope"`
+	AccessToken  string   `json:"access_token"`
+	TokenType    string   `json:"token_type"`
+	ExpiresIn    lifetime `json:"expires_in"`
+	RefreshToken string   `json:"refresh_token"`
+	Scope        string   `json:"scope"`
+}
+
+// maxLifetime bounds the lifetime a token answer may claim. A longer one
+// is taken as this long: the token is refreshed (or asked for again) a
+// year on, or sooner when the server refuses it.
+const maxLifetime = 365 * 24 * time.Hour
+
+// errBadExpiresIn is the decoding error of an expires_in that is no
+// number of seconds.
+var errBadExpiresIn = errors.New("expires_in is not a number of seconds")
+
+// lifetime is a token answer's expires_in (RFC 6749 §5.1): a number of
+// seconds, or that number as a string, as some deployed servers send it.
+// Zero (or absent) means the server did not say. A value beyond
+// maxLifetime is maxLifetime, so that no claim overflows a time.Duration
+// (10^10 seconds would put the expiry in 1759 and every request would ask
+// for a new token).
+type lifetime time.Duration
+
+func (l *lifetime) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" {
+		*l = 0
+		return nil
+	}
+	if strings.HasPrefix(s, `"`) {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return errBadExpiresIn
+		}
+		s = strings.TrimSpace(s)
+	}
+	// Digits first: ParseFloat would also take "Inf", "NaN" and hex.
+	if s == "" || s[0] < '0' || s[0] > '9' || strings.ContainsAny(s, "xXpP_") {
+		return errBadExpiresIn
+	}
+	secs, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return errBadExpiresIn
+	}
+	*l = lifetime(maxLifetime)
+	if secs < maxLifetime.Seconds() {
+		*l = lifetime(time.Duration(secs * float64(time.Second)))
+	}
+	return nil
 }
 
 // clientAuth is how we authenticate to a token endpoint.
@@ -254,6 +300,10 @@ func tokenError(ctx context.Context, what string, err error) *mcpgate.Error {
 		return &mcpgate.Error{Category: cat, HTTPStatus: pe.HTTPStatus, Code: pe.ErrorCode, Message: msg, Err: err}
 	case errors.Is(err, errTooLarge):
 		return &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: what + ": the answer exceeded the size bound", Err: err}
+	case errors.Is(err, errBadExpiresIn):
+		return &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: what + ": the authorization server's answer is malformed: " + errBadExpiresIn.Error(), Err: err}
+	case errors.Is(err, errMalformed):
+		return &mcpgate.Error{Category: mcpgate.CategoryProtocol, Message: what + ": the authorization server's answer is malformed (not the JSON object the endpoint must answer)", Err: err}
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 		return &mcpgate.Error{Category: mcpgate.CategoryTimeout, Message: what + ": the authorization server did not answer in time", Err: err}
 	}
@@ -261,7 +311,9 @@ func tokenError(ctx context.Context, what string, err error) *mcpgate.Error {
 }
 
 // credentialFrom turns a token answer into a credential bound to b, and
-// to key when the token is DPoP-bound.
+// to key when the token is DPoP-bound. prev is the credential it
+// replaces: its step-up state carries over, never its refresh token (only
+// a refresh may keep that; see refresh).
 func (c *Client) credentialFrom(b store.Binding, tr *tokenResponse, requested []string, prev *store.Credential, key *dpopKey) *store.Credential {
 	cred := &store.Credential{
 		Binding:     b,
@@ -274,12 +326,9 @@ func (c *Client) credentialFrom(b store.Binding, tr *tokenResponse, requested []
 		cred.TokenType, cred.DPoPKey = "DPoP", key.encode()
 	}
 	if tr.ExpiresIn > 0 {
-		cred.Expiry = c.now().Add(time.Duration(tr.ExpiresIn) * time.Second)
+		cred.Expiry = c.now().Add(time.Duration(tr.ExpiresIn))
 	}
 	cred.RefreshToken = tr.RefreshToken
-	if cred.RefreshToken == "" && prev != nil {
-		cred.RefreshToken = prev.RefreshToken // RFC 6749 §6: the old one stays valid
-	}
 	if tr.Scope != "" {
 		cred.Scopes = strings.Fields(tr.Scope)
 	} else {
@@ -288,7 +337,7 @@ func (c *Client) credentialFrom(b store.Binding, tr *tokenResponse, requested []
 	if prev != nil {
 		// The count of sign-ins for a step-up outlives the step-up, so a
 		// server that refuses what it was just granted is noticed.
-		cred.StepUpCount = prev.StepUpCount
+		cred.StepUpCount, cred.StepUpAt = prev.StepUpCount, prev.StepUpAt
 		if !grantsAll(cred.Scopes, prev.StepUpScopes) {
 			// The step-up is still owed: keep asking for it (within bounds).
 			cred.StepUpScopes = prev.StepUpScopes

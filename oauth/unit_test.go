@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -9,14 +10,20 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/url"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/store"
+	"github.com/mcpgate/mcpgate/store/seal"
+	"github.com/mcpgate/mcpgate/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -306,5 +313,110 @@ func TestProviderCode(t *testing.T) {
 	ch := parseChallenge([]string{`Bearer error="evil text here", scope="read"`})
 	if ch.errorCode != "" {
 		t.Errorf("a challenge's malformed error code was kept: %q", ch.errorCode)
+	}
+}
+
+func TestLifetime(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		`3600`: time.Hour, `"3600"`: time.Hour, `" 60 "`: time.Minute, `0.5`: 500 * time.Millisecond, `null`: 0, `0`: 0,
+		`10000000000`: maxLifetime, `1e400`: maxLifetime, `"99999999999999999999999"`: maxLifetime,
+	} {
+		var l lifetime
+		if err := json.Unmarshal([]byte(in), &l); err != nil || time.Duration(l) != want {
+			t.Errorf("expires_in %s: %v %v, want %v", in, time.Duration(l), err, want)
+		}
+	}
+	for _, in := range []string{`"Inf"`, `"NaN"`, `"0x10"`, `-1`, `"-1"`, `""`, `true`, `[3600]`, `"1_000"`, `"3600s"`} {
+		var l lifetime
+		if err := json.Unmarshal([]byte(in), &l); !errors.Is(err, errBadExpiresIn) {
+			t.Errorf("expires_in %s: %v, want it refused", in, err)
+		}
+	}
+}
+
+func TestRefreshMargin(t *testing.T) {
+	at := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
+	for life, want := range map[time.Duration]time.Duration{
+		time.Hour:        expirySkew,
+		2 * time.Minute:  expirySkew,
+		time.Minute:      15 * time.Second,
+		10 * time.Second: 2500 * time.Millisecond,
+	} {
+		if got := refreshMargin(&store.Credential{UpdatedAt: at, Expiry: at.Add(life)}); got != want {
+			t.Errorf("a token living %v is renewed %v before it expires, want %v", life, got, want)
+		}
+	}
+	if got := refreshMargin(&store.Credential{Expiry: at}); got != expirySkew {
+		t.Errorf("a credential without UpdatedAt: margin %v, want %v", got, expirySkew)
+	}
+}
+
+// TestSignInKeepsNoOldRefreshToken: a new sign-in's credential holds only
+// what its token answer gave; the refresh token of the credential it
+// replaces (perhaps for another resource) is not carried over.
+func TestSignInKeepsNoOldRefreshToken(t *testing.T) {
+	c := New(&Options{})
+	prev := &store.Credential{RefreshToken: "rt-old-old-old", StepUpCount: 1}
+	cred := c.credentialFrom(store.Binding{Server: "s"}, &tokenResponse{AccessToken: "at-new"}, nil, prev, nil)
+	if cred.RefreshToken != "" || cred.StepUpCount != 1 {
+		t.Errorf("refresh token kept %v, step-up count %d", cred.RefreshToken != "", cred.StepUpCount)
+	}
+}
+
+// TestChallengeScopes: a challenge's scope keeps only RFC 6749 scope
+// tokens, bounded; remote text of any other shape never reaches a sign-in
+// request or a message.
+func TestChallengeScopes(t *testing.T) {
+	ch := parseChallenge([]string{"Bearer error=\"insufficient_scope\", scope=\"read \x1b[31mred adm\u202ein files:write read " + strings.Repeat("x", 101) + "\""})
+	if !slices.Equal(ch.scope, []string{"read", "files:write"}) {
+		t.Errorf("scope %q, want only the well-formed tokens, once each", ch.scope)
+	}
+	many := make([]string, 50)
+	for i := range many {
+		many[i] = "s" + strconv.Itoa(i)
+	}
+	if got := scopeTokens(many, maxChallengeScopes); len(got) != maxChallengeScopes {
+		t.Errorf("%d scopes kept of 50, want %d", len(got), maxChallengeScopes)
+	}
+	md := &metadata{prm: &oauthex.ProtectedResourceMetadata{ScopesSupported: []string{"read", "\x1b[2Jx", "", "write"}}}
+	if got := New(&Options{}).scopesFor(&mcpgate.ServerConfig{}, challenge{}, md, &authServer{}, nil); !slices.Equal(got, []string{"read", "write"}) {
+		t.Errorf("scopes from scopes_supported %q, want only the well-formed ones", got)
+	}
+}
+
+// TestRemoteTextInErrors: what a server or authorization server names
+// (issuers, hosts) reaches people's messages only sanitized and bounded:
+// no control or bidirectional-override characters, no megabyte of it.
+func TestRemoteTextInErrors(t *testing.T) {
+	evil := "http://127.0.0.1:1/\u202egnp.exe\u2066" + strings.Repeat("a", 5000)
+	sealer, err := seal.New(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "mcpgate.db"), sealer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c := New(&Options{Store: st})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cfg := &mcpgate.ServerConfig{ID: "s", Issuer: "https://as.example"}
+	_, discoverErr := c.discoverIssuer(ctx, evil)
+	_, chooseErr := chooseIssuer(&metadata{issuers: []string{evil, evil + "b"}}, "")
+	_, choseErr := chooseIssuer(&metadata{issuers: []string{evil}}, evil+"c")
+	_, dpopErr := useDPoP(&mcpgate.ServerConfig{ID: "s", DPoP: true}, challenge{}, &authServer{AuthServerMeta: oauthex.AuthServerMeta{Issuer: evil}})
+	_, clientErr := c.clientFor(ctx, &mcpgate.ServerConfig{ID: "s"}, evil, &authServer{}, "http://127.0.0.1/callback")
+	for name, err := range map[string]error{
+		"discovery": discoverErr, "several issuers": chooseErr, "an issuer not listed": choseErr,
+		"no DPoP": dpopErr, "no registration": clientErr, "pin mismatch": pinMismatch(cfg, []string{evil}),
+	} {
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if msg := err.Error(); strings.ContainsAny(msg, "\u202e\u2066") || len(msg) > 1000 {
+			t.Errorf("%s: the message carries remote text unsanitized (%d bytes): %.200q", name, len(msg), msg)
+		}
 	}
 }

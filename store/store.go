@@ -63,10 +63,11 @@ type Credential struct {
 	Expiry       time.Time
 	Scopes       []string // granted scopes
 	// StepUpScopes are the scopes a 403 insufficient_scope challenge asked
-	// for; the next login requests them. StepUpCount counts logins in a row
-	// for that same challenge.
+	// for; the next login requests them. StepUpCount counts the logins made
+	// for step-ups in a row, StepUpAt is when the last of them was made.
 	StepUpScopes []string
 	StepUpCount  int
+	StepUpAt     time.Time
 	UpdatedAt    time.Time
 	// DPoPKey is the private key the tokens are bound to when TokenType is
 	// DPoP (RFC 9449), PKCS #8 DER in base64url; sealed at rest. It lives
@@ -195,16 +196,20 @@ type Store interface {
 	DeleteCredential(ctx context.Context, tenant, server string) error
 	// UpdateCredential runs fn holding the credential's lock, which excludes
 	// every other UpdateCredential of the same (tenant, server) in this and
-	// every other process sharing the store, and commits its decision. fn
-	// may do network I/O (a token refresh); the lock is held meanwhile. It
-	// returns the committed value with fn's error; once fn has returned, its
-	// decision is committed even if ctx is cancelled.
+	// every other process sharing the store, and commits its decision. The
+	// lock may cover more than this credential (SQLite's is the whole
+	// database's write lock), so fn must decide quickly: no network I/O.
+	// Work that waits on the network (a token refresh) runs under Lock and
+	// commits its outcome with UpdateCredential. It returns the committed
+	// value with fn's error; once fn has returned, its decision is
+	// committed even if ctx is cancelled.
 	UpdateCredential(ctx context.Context, tenant, server string, fn UpdateFunc) (*Credential, error)
 
 	// Lock takes a named lock shared by every process using the store,
 	// waiting until it is free or ctx is done. Unlike UpdateCredential it
-	// blocks nothing else, so it may be held for minutes (an interactive
-	// login). A lock whose holder dies is released.
+	// blocks nothing else, so it may be held across the network (a token
+	// refresh) or for minutes (an interactive login). A lock whose holder
+	// dies is released.
 	Lock(ctx context.Context, name string) (unlock func(), err error)
 
 	// GetRegistration returns ErrNotFound when there is none.

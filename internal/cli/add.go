@@ -24,6 +24,7 @@ type addOptions struct {
 	ClientID          string
 	ClientSecretEnv   string
 	ClientMetadataURL string
+	Issuer            string
 	Grant             string
 	PrivateKeyFile    string
 	PrivateKeyAlg     string
@@ -44,7 +45,7 @@ type addOptions struct {
 
 // oauthFlags are the flags that only make sense with --auth oauth, and so
 // imply it.
-var oauthFlags = []string{"client-id", "client-secret-env", "client-metadata-url", "grant", "private-key-file", "private-key-alg", "dpop",
+var oauthFlags = []string{"client-id", "client-secret-env", "client-metadata-url", "issuer", "grant", "private-key-file", "private-key-alg", "dpop",
 	"assertion-file", "assertion-env", "id-token-file", "id-token-env", "idp-token-endpoint", "idp-client-id", "idp-client-secret-env"}
 
 func newAddCmd(app *App) *cobra.Command {
@@ -60,9 +61,12 @@ loopback address.
 --auth oauth: sign in afterwards with mcpgate auth NAME. mcpgate registers
 itself with the server's authorization server, unless you give a client
 (--client-id, with --client-secret-env for a confidential one) or a Client
-ID Metadata Document URL. --dpop binds the tokens to a key of mcpgate's
-(RFC 9449), so a copied token is useless; the authorization server must
-support it.
+ID Metadata Document URL. A client you give belongs to one authorization
+server: name it with --issuer (its issuer identifier, exactly as its
+metadata says). Its ID, secret or key, and the assertions of the grants
+below, are sent there only, whichever authorization server the MCP server
+names. --dpop binds the tokens to a key of mcpgate's (RFC 9449), so a
+copied token is useless; the authorization server must support it.
 
 Without a person (no browser; mcpgate gets a new token by itself whenever
 one expires), --grant says how:
@@ -104,10 +108,14 @@ lets its sign-in reach those addresses too.`),
   mcpgate add api https://api.example.com/mcp --auth bearer < token.txt
   mcpgate add api https://api.example.com/mcp --auth bearer --bearer-token-env API_TOKEN
   mcpgate add secure https://mcp.example.com/mcp --auth oauth --dpop
-  mcpgate add ci https://mcp.example.com/mcp --grant client_credentials --client-id ci --client-secret-env CI_SECRET
-  mcpgate add ci https://mcp.example.com/mcp --grant client_credentials --client-id ci --private-key-file ci-key.pem
-  mcpgate add build https://mcp.example.com/mcp --grant jwt_bearer --assertion-file /var/run/secrets/tokens/mcp
+  mcpgate add ci https://mcp.example.com/mcp --grant client_credentials --client-id ci --client-secret-env CI_SECRET \
+      --issuer https://login.example.com
+  mcpgate add ci https://mcp.example.com/mcp --grant client_credentials --client-id ci --private-key-file ci-key.pem \
+      --issuer https://login.example.com
+  mcpgate add build https://mcp.example.com/mcp --grant jwt_bearer --assertion-file /var/run/secrets/tokens/mcp \
+      --issuer https://login.example.com
   mcpgate add corp https://mcp.corp.example/mcp --grant enterprise --client-id mcp-app --client-secret-env MCP_APP_SECRET \
+      --issuer https://auth.mcp.corp.example \
       --id-token-file ~/.corp/id_token --idp-token-endpoint https://login.corp.example/oauth2/token --idp-client-id mcpgate
   mcpgate add team https://mcp.example.com/mcp --header 'X-Team: ${TEAM_ID}'
   mcpgate add wiki https://wiki.corp.internal/mcp --auth oauth --allow-private-network`),
@@ -135,6 +143,7 @@ lets its sign-in reach those addresses too.`),
 	f.StringVar(&opts.ClientID, "client-id", "", "OAuth client `ID` registered with the authorization server (default: register dynamically)")
 	f.StringVar(&opts.ClientSecretEnv, "client-secret-env", "", "environment `variable` holding the OAuth client's secret")
 	f.StringVar(&opts.ClientMetadataURL, "client-metadata-url", "", "https `URL` of mcpgate's Client ID Metadata Document, used when the authorization server supports it")
+	f.StringVar(&opts.Issuer, "issuer", "", "the authorization server (issuer `URL`) the client is registered with, the only one its ID, secret or key are sent to; required with --client-id, --client-secret-env, --private-key-file and the grants without a person")
 	f.StringVar(&opts.Grant, "grant", "", "OAuth grant: authorization_code (a person signs in, the default), client_credentials, jwt_bearer or enterprise (no person; see above)")
 	f.StringVar(&opts.PrivateKeyFile, "private-key-file", "", "PEM `file` with the client's private key (EC, RSA or Ed25519) for private_key_jwt client authentication (grants without a person)")
 	f.StringVar(&opts.PrivateKeyAlg, "private-key-alg", "", "JWS `algorithm` of the private_key_jwt assertions ("+strings.Join(mcpgate.SigningAlgs, ", ")+"; default: one the key and the authorization server fit)")
@@ -194,6 +203,9 @@ func runAdd(ctx context.Context, app *App, opts *addOptions) error {
 	}
 	out := app.IO.Out
 	fmt.Fprintf(out, "Added server %q: %s (auth %s) to %s\n", s.ID, mcpgate.ShowURL(s.URL), s.Auth, cfg.Path)
+	if s.Issuer != "" {
+		fmt.Fprintf(out, "Its OAuth client is pinned to the authorization server %s: nothing of it is sent to any other.\n", mcpgate.ShowURL(s.Issuer))
+	}
 	if storesToken {
 		dir, _ := app.DataDir()
 		fmt.Fprintf(out, "Its bearer token is stored sealed in %s, not in the config.\n", dir)
@@ -267,6 +279,7 @@ func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 		ClientID:           o.ClientID,
 		ClientSecretEnv:    o.ClientSecretEnv,
 		ClientMetadataURL:  o.ClientMetadataURL,
+		Issuer:             o.Issuer,
 		Grant:              mcpgate.Grant(o.Grant),
 		PrivateKeyFile:     o.PrivateKeyFile,
 		PrivateKeyAlg:      o.PrivateKeyAlg,
@@ -287,9 +300,9 @@ func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 	if len(o.Scopes) > 0 && s.Auth != mcpgate.AuthOAuth {
 		return s, usageErrorf("--scope is only for --auth oauth")
 	}
-	if s.Auth != mcpgate.AuthOAuth && (s.ClientID != "" || s.ClientSecretEnv != "" || s.ClientMetadataURL != "" || s.Grant != "" || s.PrivateKeyFile != "" ||
+	if s.Auth != mcpgate.AuthOAuth && (s.ClientID != "" || s.ClientSecretEnv != "" || s.ClientMetadataURL != "" || s.Issuer != "" || s.Grant != "" || s.PrivateKeyFile != "" ||
 		s.DPoP || s.AssertionFile != "" || s.AssertionEnv != "" || s.IDTokenFile != "" || s.IDTokenEnv != "" || s.IDPTokenEndpoint != "" || s.IDPClientID != "" || s.IDPClientSecretEnv != "") {
-		return s, usageErrorf("--client-id, --client-secret-env, --client-metadata-url, --grant, --dpop and the flags of the grants are only for --auth oauth")
+		return s, usageErrorf("--client-id, --client-secret-env, --client-metadata-url, --issuer, --grant, --dpop and the flags of the grants are only for --auth oauth")
 	}
 	if s.PrivateKeyAlg != "" && s.PrivateKeyFile == "" {
 		return s, usageErrorf("--private-key-alg is only for --private-key-file")
@@ -329,6 +342,10 @@ func (o *addOptions) serverConfig() (mcpgate.ServerConfig, error) {
 		}
 	default:
 		return s, usageErrorf("--grant %q: must be authorization_code, client_credentials, jwt_bearer or enterprise", o.Grant)
+	}
+	if s.Issuer == "" && (s.ClientID != "" || s.ClientSecretEnv != "" || s.PrivateKeyFile != "" || s.Grant.Machine()) {
+		return s, usageErrorf("--client-id, --client-secret-env, --private-key-file and the grants without a person need --issuer URL: " +
+			"the authorization server the client is registered with (its issuer identifier), the only one its credentials are sent to")
 	}
 	// The config is used from any directory: keep paths absolute. The key
 	// must exist now; the token files may appear later (a platform mounts

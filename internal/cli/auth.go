@@ -48,7 +48,9 @@ browser ended on (it starts with http://127.0.0.1 and will not load there).
 A server configured with a grant without a person (--grant
 client_credentials, jwt_bearer or enterprise) signs in without a browser,
 and again by itself whenever its token expires. If the server accepts
-several authorization servers, choose one with --issuer.`),
+several authorization servers, choose one with --issuer; a server whose
+client is pinned to its issuer (mcpgate add --issuer) signs in there only,
+and a server that names another is refused before anything is sent.`),
 		Example: examples(`
   mcpgate auth github
   mcpgate auth github --no-browser

@@ -167,6 +167,29 @@ func TestLogout(t *testing.T) {
 	}
 }
 
+// An OpenID provider whose access tokens are JWTs revokes the refresh
+// token and answers unsupported_token_type for the access token (RFC 7009
+// §2.2.1). Logout says exactly that: the sign-in is revoked as far as the
+// provider can, and the access token works until it expires.
+func TestLogoutAccessTokenNotRevocable(t *testing.T) {
+	t.Parallel()
+	as := fake.StartAuth(t, &fake.AuthOptions{AccessTTL: 10 * time.Minute, NoAccessTokenRevocation: true})
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	p := newProcs(t)
+	p.checkSecrets(as)
+	p.mustRun(0, "add", "oidc", srv.URL, "--auth", "oauth")
+	p.mustRun(0, "auth", "oidc")
+	r := p.mustRun(0, "logout", "oidc")
+	for _, want := range []string{"Signed out of oidc", "revoked the refresh token", "unsupported_token_type", "until it expires"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("logout should say %q:\n%s", want, r)
+		}
+	}
+	if strings.Contains(r.stdout, "did not confirm") {
+		t.Errorf("logout says revocation was not confirmed:\n%s", r)
+	}
+}
+
 // A sign-in the person withdrew at the authorization server ends in exit 4
 // with the way back, and signing in again works.
 func TestRevokedSignIn(t *testing.T) {

@@ -248,9 +248,9 @@ func TestAuthClientCredentials(t *testing.T) {
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	h := newHarness(t)
 	h.env["CI_SECRET"] = secret
-	r := h.mustRun(0, "add", "ci", srv.URL, "--grant", "client_credentials", "--client-id", "ci", "--client-secret-env", "CI_SECRET")
+	r := h.mustRun(0, "add", "ci", srv.URL, "--grant", "client_credentials", "--client-id", "ci", "--client-secret-env", "CI_SECRET", "--issuer", as.Issuer)
 	cfg := string(h.configBytes())
-	for _, want := range []string{`"auth": "oauth"`, `"grant": "client_credentials"`, `"clientId": "ci"`, `"clientSecretEnv": "CI_SECRET"`} {
+	for _, want := range []string{`"auth": "oauth"`, `"grant": "client_credentials"`, `"clientId": "ci"`, `"clientSecretEnv": "CI_SECRET"`, `"issuer": "` + as.Issuer + `"`} {
 		if !strings.Contains(cfg, want) {
 			t.Errorf("config lacks %s:\n%s", want, cfg)
 		}
@@ -279,11 +279,37 @@ func TestAuthClientCredentials(t *testing.T) {
 	}
 }
 
+// A machine client pinned to its authorization server signs in nowhere
+// else: when the server names another one, auth and call say so, and the
+// secret goes nowhere.
+func TestAuthPinnedIssuerMismatch(t *testing.T) {
+	secret := "secret-" + rand.Text()
+	home := fake.StartAuth(t, &fake.AuthOptions{ClientCredentials: map[string]string{"ci": secret}})
+	elsewhere := fake.StartAuth(t, nil)
+	srv := fake.Start(t, &fake.Options{Auth: elsewhere})
+	h := newHarness(t)
+	h.env["CI_SECRET"] = secret
+	r := h.mustRun(0, "add", "ci", srv.URL, "--grant", "client_credentials", "--client-id", "ci", "--client-secret-env", "CI_SECRET", "--issuer", home.Issuer)
+	if !strings.Contains(r.stdout, "pinned to the authorization server "+home.Issuer) {
+		t.Errorf("add should say where the client is pinned:\n%s", r)
+	}
+	for _, args := range [][]string{{"auth", "ci"}, {"call", "ci", "echo", echoHello}} {
+		r := h.run(args...)
+		if r.code == 0 || r.code == exitAuth || !strings.Contains(r.stderr, home.Issuer) || !strings.Contains(r.stderr, elsewhere.Issuer) || !strings.Contains(r.stderr, "--issuer") {
+			t.Errorf("%s: want a failure (not exit 4) naming both issuers and --issuer:\n%s", strings.Join(args, " "), r)
+		}
+	}
+	if n, m := home.TokenRequests(fake.GrantClientCredentials), elsewhere.TokenRequests(fake.GrantClientCredentials); n+m != 0 {
+		t.Errorf("%d and %d client_credentials requests, want none", n, m)
+	}
+}
+
 // The OAuth client flags imply --auth oauth and are checked together.
 func TestAddOAuthFlags(t *testing.T) {
 	h := newHarness(t)
-	h.mustRun(0, "add", "gh", "https://gh.example.com/mcp", "--client-id", "my-app")
-	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"auth": "oauth"`) || !strings.Contains(cfg, `"clientId": "my-app"`) {
+	h.mustRun(0, "add", "gh", "https://gh.example.com/mcp", "--client-id", "my-app", "--issuer", "https://github.com/login/oauth")
+	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"auth": "oauth"`) || !strings.Contains(cfg, `"clientId": "my-app"`) ||
+		!strings.Contains(cfg, `"issuer": "https://github.com/login/oauth"`) {
 		t.Errorf("config:\n%s", cfg)
 	}
 	before := h.configBytes()
@@ -292,6 +318,11 @@ func TestAddOAuthFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--grant", "client_credentials"}, "needs --client-id"},
+		{[]string{"--client-id", "x"}, "need --issuer URL"},
+		{[]string{"--grant", "client_credentials", "--client-id", "x", "--client-secret-env", "S"}, "need --issuer URL"},
+		{[]string{"--grant", "jwt_bearer", "--assertion-env", "JWT"}, "need --issuer URL"},
+		{[]string{"--client-id", "x", "--issuer", "http://login.example.com"}, "issuer: must be https"},
+		{[]string{"--auth", "bearer", "--issuer", "https://login.example.com"}, "only for --auth oauth"},
 		{[]string{"--grant", "client_credentials", "--client-id", "x"}, "--client-secret-env"},
 		{[]string{"--grant", "implicit"}, "must be authorization_code, client_credentials, jwt_bearer or enterprise"},
 		{[]string{"--auth", "none", "--client-id", "x"}, "only for --auth oauth"},
@@ -299,10 +330,10 @@ func TestAddOAuthFlags(t *testing.T) {
 		{[]string{"--grant", "jwt_bearer"}, "--assertion-file FILE or --assertion-env VAR"},
 		{[]string{"--assertion-env", "JWT"}, "only for --grant jwt_bearer"},
 		{[]string{"--grant", "enterprise", "--client-id", "x", "--id-token-env", "ID"}, "--idp-token-endpoint URL and --idp-client-id ID"},
-		{[]string{"--grant", "enterprise", "--client-id", "x", "--id-token-env", "ID", "--idp-token-endpoint", "http://idp.example/token", "--idp-client-id", "i"}, "idpTokenEndpoint"},
+		{[]string{"--grant", "enterprise", "--client-id", "x", "--id-token-env", "ID", "--idp-token-endpoint", "http://idp.example/token", "--idp-client-id", "i", "--issuer", "https://login.example.com"}, "idpTokenEndpoint"},
 		{[]string{"--idp-client-id", "i"}, "only for --grant enterprise"},
 		{[]string{"--auth", "none", "--dpop"}, "only for --auth oauth"},
-		{[]string{"--grant", "client_credentials", "--client-id", "x", "--private-key-file", filepath.Join(t.TempDir(), "missing.pem")}, "missing.pem"},
+		{[]string{"--grant", "client_credentials", "--client-id", "x", "--private-key-file", filepath.Join(t.TempDir(), "missing.pem"), "--issuer", "https://login.example.com"}, "missing.pem"},
 		{[]string{"--client-metadata-url", "http://example.com/client.json"}, "clientMetadataUrl"},
 		{[]string{"--private-key-alg", "ES256"}, "only for --private-key-file"},
 	} {
@@ -324,10 +355,10 @@ func TestAddOAuthFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := h.run("add", "ci", "https://ci.example.com/mcp", "--grant", "client_credentials", "--client-id", "ci", "--private-key-file", rel, "--private-key-alg", "HS256"); r.code != exitUsage || !strings.Contains(r.stderr, "privateKeyAlg") {
+	if r := h.run("add", "ci", "https://ci.example.com/mcp", "--grant", "client_credentials", "--client-id", "ci", "--private-key-file", rel, "--private-key-alg", "HS256", "--issuer", "https://login.example.com"); r.code != exitUsage || !strings.Contains(r.stderr, "privateKeyAlg") {
 		t.Errorf("a symmetric algorithm: want exit 2 naming privateKeyAlg, got:\n%s", r)
 	}
-	h.mustRun(0, "add", "ci", "https://ci.example.com/mcp", "--grant", "client_credentials", "--client-id", "ci", "--private-key-file", rel, "--private-key-alg", "PS256")
+	h.mustRun(0, "add", "ci", "https://ci.example.com/mcp", "--grant", "client_credentials", "--client-id", "ci", "--private-key-file", rel, "--private-key-alg", "PS256", "--issuer", "https://login.example.com")
 	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"privateKeyFile": "`+key+`"`) || !strings.Contains(cfg, `"privateKeyAlg": "PS256"`) {
 		t.Errorf("the key path should be kept absolute, with the algorithm:\n%s", cfg)
 	}
@@ -387,7 +418,7 @@ func TestAddWorkloadIdentity(t *testing.T) {
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	h := newHarness(t)
 	file := filepath.Join(t.TempDir(), "token")
-	h.mustRun(0, "add", "build", srv.URL, "--grant", "jwt_bearer", "--assertion-file", file, "--dpop=false")
+	h.mustRun(0, "add", "build", srv.URL, "--grant", "jwt_bearer", "--assertion-file", file, "--dpop=false", "--issuer", as.Issuer)
 	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"grant": "jwt_bearer"`) || !strings.Contains(cfg, `"assertionFile": "`+file+`"`) || strings.Contains(cfg, "dpop") {
 		t.Errorf("config:\n%s", cfg)
 	}
@@ -415,7 +446,7 @@ func TestAddDPoP(t *testing.T) {
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	h := newHarness(t)
 	h.env["CI_SECRET"] = "ci-secret-12345"
-	h.mustRun(0, "add", "ci", srv.URL, "--grant", "client_credentials", "--client-id", "ci", "--client-secret-env", "CI_SECRET", "--dpop")
+	h.mustRun(0, "add", "ci", srv.URL, "--grant", "client_credentials", "--client-id", "ci", "--client-secret-env", "CI_SECRET", "--dpop", "--issuer", as.Issuer)
 	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"dpop": true`) {
 		t.Errorf("config:\n%s", cfg)
 	}

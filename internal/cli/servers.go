@@ -43,6 +43,7 @@ type serverJSON struct {
 	ClientID          string           `json:"clientId,omitempty"`
 	ClientSecretEnv   string           `json:"clientSecretEnv,omitempty"`
 	ClientMetadataURL string           `json:"clientMetadataUrl,omitempty"`
+	Issuer            string           `json:"issuer,omitempty"`
 	Grant             mcpgate.Grant    `json:"grant,omitempty"`
 	PrivateKeyFile    string           `json:"privateKeyFile,omitempty"`
 	Headers           []string         `json:"headers"`
@@ -68,7 +69,7 @@ func runServers(app *App, opts *serversOptions) error {
 				Enabled: s.Enabled, ConnectOnStartup: s.ConnectOnStartup,
 				DisabledTools: orEmpty(s.DisabledTools), Scopes: orEmpty(s.Scopes),
 				BearerTokenEnv: s.BearerTokenEnv, ClientID: s.ClientID, ClientSecretEnv: s.ClientSecretEnv,
-				ClientMetadataURL: s.ClientMetadataURL, Grant: s.Grant, PrivateKeyFile: s.PrivateKeyFile,
+				ClientMetadataURL: s.ClientMetadataURL, Issuer: s.Issuer, Grant: s.Grant, PrivateKeyFile: s.PrivateKeyFile,
 				Headers: headers,
 				Timeout: s.CallTimeout().String(),
 			})

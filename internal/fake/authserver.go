@@ -76,6 +76,12 @@ type AuthOptions struct {
 	// AccessTTL is the lifetime of access tokens; default one hour. The
 	// token response's expires_in is rounded up to whole seconds, at least 1.
 	AccessTTL time.Duration
+	// ExpiresInJSON, when set, is the JSON text of every token response's
+	// expires_in member instead of AccessTTL in seconds (the tokens still
+	// last AccessTTL): `"3599"` for a server that sends it as a string, as
+	// some deployed ones do; `10000000000` for one that claims three
+	// centuries; `"soon"` or `-5` for a broken one.
+	ExpiresInJSON string
 	// NoRotate turns refresh-token rotation off: a refresh answers without a
 	// refresh_token (RFC 6749 §6 lets the client keep the one it has) and the
 	// old one stays valid. By default every refresh issues a new refresh token,
@@ -100,6 +106,12 @@ type AuthOptions struct {
 	NoDCR bool
 	// NoRevocation omits revocation_endpoint.
 	NoRevocation bool
+	// NoAccessTokenRevocation makes the revocation endpoint refuse access
+	// tokens with 400 unsupported_token_type (RFC 7009 §2.2.1), as
+	// servers whose access tokens are self-contained JWTs do: revoking a
+	// refresh token then ends the grant's refreshes, but its access tokens
+	// work until they expire.
+	NoAccessTokenRevocation bool
 	// ClientIDMetadataDocuments advertises client_id_metadata_document_supported
 	// and accepts, at the authorize endpoint, a client_id that is an https URL
 	// with a path (or, this being a fake, an http URL on a loopback address):
@@ -169,6 +181,7 @@ type AuthServer struct {
 
 	mu       sync.Mutex
 	hooks    authHooks
+	holds    map[AuthEndpoint]*hold
 	clients  map[string]*authClient
 	codes    map[string]*authCode
 	tokens   map[string]*issuedToken
@@ -285,6 +298,9 @@ func newAuthServer(opts *AuthOptions) (*AuthServer, error) {
 	}
 	if o.AccessTTL <= 0 {
 		o.AccessTTL = time.Hour
+	}
+	if o.ExpiresInJSON != "" && !json.Valid([]byte(o.ExpiresInJSON)) {
+		return nil, fmt.Errorf("fake: ExpiresInJSON %q is not JSON", o.ExpiresInJSON)
 	}
 	if o.Scopes == nil {
 		o.Scopes = []string{"read", "write", "admin", "offline_access"}
@@ -540,8 +556,76 @@ func (a *AuthServer) verifyAccess(token string) (resource string, scopes []strin
 	return t.resource, slices.Clone(t.scopes), t.jkt, true
 }
 
+// AuthEndpoint names an endpoint of an [AuthServer], for [AuthServer.Hold].
+type AuthEndpoint string
+
+// The endpoints [AuthServer.Hold] can hold.
+const (
+	AuthMetadataEndpoint AuthEndpoint = "metadata"
+	AuthTokenEndpoint    AuthEndpoint = "token"
+)
+
+type hold struct {
+	arrived chan struct{}
+	release chan struct{}
+}
+
+// Hold makes the endpoint hold every request it receives, before reading
+// it, until release is called, the request's client gives up, or the
+// server closes: a slow or hanging authorization server. arrived receives
+// a value for each request held (up to 64 unread). Requests arriving
+// after release go through. Calling release again does nothing.
+func (a *AuthServer) Hold(e AuthEndpoint) (arrived <-chan struct{}, release func()) {
+	h := &hold{arrived: make(chan struct{}, 64), release: make(chan struct{})}
+	a.mu.Lock()
+	if a.holds == nil {
+		a.holds = make(map[AuthEndpoint]*hold)
+	}
+	a.holds[e] = h
+	a.mu.Unlock()
+	var once sync.Once
+	return h.arrived, func() {
+		once.Do(func() {
+			a.mu.Lock()
+			if a.holds[e] == h {
+				delete(a.holds, e)
+			}
+			a.mu.Unlock()
+			close(h.release)
+		})
+	}
+}
+
+// wait holds r while e is held (see Hold).
+func (a *AuthServer) wait(e AuthEndpoint, r *http.Request) {
+	a.mu.Lock()
+	h := a.holds[e]
+	a.mu.Unlock()
+	if h == nil {
+		return
+	}
+	select {
+	case h.arrived <- struct{}{}:
+	default:
+	}
+	select {
+	case <-h.release:
+	case <-r.Context().Done():
+	case <-a.done:
+	}
+}
+
 func (a *AuthServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
+	switch {
+	case a.MetadataURL != "" && path == urlPath(a.MetadataURL):
+		a.wait(AuthMetadataEndpoint, r)
+	case path == a.routes+"/token":
+		a.wait(AuthTokenEndpoint, r)
+	}
+	if r.Context().Err() != nil {
+		return
+	}
 	switch {
 	case a.MetadataURL != "" && path == urlPath(a.MetadataURL):
 		a.serveMetadata(w, r)

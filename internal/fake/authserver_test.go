@@ -979,3 +979,85 @@ func TestAuthConcurrentRefresh(t *testing.T) {
 	form.Set("refresh_token", winner.RefreshToken)
 	postForm(t, a.TokenEndpoint, form, "", "").wantError(t, "invalid_grant")
 }
+
+// TestAuthExpiresInJSON: the expires_in member is sent as given, and the
+// token still lasts AccessTTL.
+func TestAuthExpiresInJSON(t *testing.T) {
+	a := fake.StartAuth(t, &fake.AuthOptions{ExpiresInJSON: `"3599"`, ClientCredentials: map[string]string{"m": "s3cret-s3cret"}})
+	req, _ := http.NewRequestWithContext(testContext(t), http.MethodPost, a.TokenEndpoint,
+		strings.NewReader(url.Values{"grant_type": {"client_credentials"}, "resource": {"http://127.0.0.1:1/mcp"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("m", "s3cret-s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("token answer %d: %v", resp.StatusCode, err)
+	}
+	if body["expires_in"] != "3599" {
+		t.Errorf("expires_in = %#v, want the string \"3599\"", body["expires_in"])
+	}
+	if _, err := panics(func() { fake.NewAuth(&fake.AuthOptions{ExpiresInJSON: "soon"}) }); err == nil {
+		t.Error("NewAuth accepted ExpiresInJSON that is not JSON")
+	}
+}
+
+// TestAuthNoAccessTokenRevocation: like a provider with JWT access
+// tokens, the server revokes refresh tokens, refuses access tokens with
+// unsupported_token_type, and the access tokens of a revoked grant still
+// work until they expire.
+func TestAuthNoAccessTokenRevocation(t *testing.T) {
+	a := fake.StartAuth(t, &fake.AuthOptions{NoAccessTokenRevocation: true})
+	srv := fake.Start(t, &fake.Options{Auth: a, JSONResponse: true})
+	clientID := publicClient(t, a)
+	tr := login(t, a, clientID, srv.URL, "read offline_access")
+	revoke := func(tok, hint string) tokenResponse {
+		return postForm(t, a.RevocationEndpoint, url.Values{"token": {tok}, "token_type_hint": {hint}, "client_id": {clientID}}, "", "")
+	}
+	if rv := revoke(tr.RefreshToken, "refresh_token"); rv.Status != http.StatusOK {
+		t.Errorf("revoking the refresh token: %d", rv.Status)
+	}
+	if rv := revoke(tr.AccessToken, "access_token"); rv.Status != http.StatusBadRequest || rv.Error != "unsupported_token_type" {
+		t.Errorf("revoking the access token: %d %q, want 400 unsupported_token_type", rv.Status, rv.Error)
+	}
+	if rv := revoke(tr.AccessToken, "refresh_token"); rv.Error != "unsupported_token_type" {
+		t.Errorf("revoking the access token with a wrong hint: %d %q", rv.Status, rv.Error)
+	}
+	if resp := post(t, srv.URL, initializeBody, http.Header{"Authorization": {"Bearer " + tr.AccessToken}}); resp.StatusCode != http.StatusOK {
+		t.Errorf("the access token of the revoked grant: %d, want it to work until it expires", resp.StatusCode)
+	}
+	refresh := postForm(t, a.TokenEndpoint, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken}, "client_id": {clientID}, "resource": {srv.URL}}, "", "")
+	refresh.wantError(t, "invalid_grant")
+}
+
+// TestAuthHold: a held endpoint answers only once released; the others
+// answer meanwhile.
+func TestAuthHold(t *testing.T) {
+	a := fake.StartAuth(t, &fake.AuthOptions{ClientCredentials: map[string]string{"m": "s3cret-s3cret"}})
+	arrived, release := a.Hold(fake.AuthTokenEndpoint)
+	answered := make(chan tokenResponse, 1)
+	go func() {
+		tr, _ := doForm(testContext(t), a.TokenEndpoint, url.Values{"grant_type": {"client_credentials"}, "resource": {"http://127.0.0.1:1/mcp"}}, "m", "s3cret-s3cret")
+		answered <- tr
+	}()
+	<-arrived
+	if status := getJSON(t, a.MetadataURL, nil); status != http.StatusOK {
+		t.Errorf("metadata while the token endpoint is held: %d", status)
+	}
+	select {
+	case <-answered:
+		t.Fatal("the held token request was answered")
+	case <-time.After(100 * time.Millisecond):
+	}
+	release()
+	release()
+	if tr := <-answered; tr.Status != http.StatusOK || tr.AccessToken == "" {
+		t.Errorf("after release: %d %s", tr.Status, tr.Error)
+	}
+	if tr := postForm(t, a.TokenEndpoint, url.Values{"grant_type": {"client_credentials"}, "resource": {"http://127.0.0.1:1/mcp"}}, "m", "s3cret-s3cret"); tr.Status != http.StatusOK {
+		t.Errorf("a request after release: %d", tr.Status)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/json"
 	"math"
 	"net/http"
 	"net/url"
@@ -283,6 +284,9 @@ func (a *AuthServer) issueLocked(clientID, resource string, scopes []string, fam
 	if jkt != "" {
 		resp["token_type"] = "DPoP"
 	}
+	if raw := a.opts.ExpiresInJSON; raw != "" {
+		resp["expires_in"] = json.RawMessage(raw)
+	}
 	if len(scopes) > 0 {
 		resp["scope"] = strings.Join(scopes, " ")
 	}
@@ -436,10 +440,16 @@ func (a *AuthServer) serveRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.revocations++
-	if t := a.tokens[form.Get("token")]; t != nil && t.clientID == c.id {
+	t := a.tokens[form.Get("token")]
+	if a.opts.NoAccessTokenRevocation && (t != nil && !t.refresh || t == nil && form.Get("token_type_hint") == "access_token") {
+		a.mu.Unlock()
+		(&oauthError{status: http.StatusBadRequest, code: "unsupported_token_type", description: "access tokens are not revocable here"}).write(w)
+		return
+	}
+	if t != nil && t.clientID == c.id {
 		t.revoked = true
 		if t.refresh {
-			a.revokeFamilyLocked(t.family, true)
+			a.revokeFamilyLocked(t.family, !a.opts.NoAccessTokenRevocation)
 		}
 	}
 	a.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ const ChallengeScope = "read"
 type protection struct {
 	hooks      resourceHooks
 	forbidden  int
+	shifts     int // scopes ShiftingScope has asked for
 	challenged []Challenged
 	dpopJTIs   seenJTIs
 	dpop       DPoPCounts
@@ -103,6 +105,12 @@ type Protection struct {
 	// with 403 insufficient_scope, even when the token holds the scope: a
 	// server a client must stop signing in to again and again.
 	NeverEnoughScope bool
+	// ShiftingScope refuses every call of a tool named in ToolScopes with
+	// 403 insufficient_scope naming a scope it never named before (the
+	// tool's scope followed by -1, -2, …, which no authorization server
+	// grants): a server that keeps asking for something new, which a
+	// client must give up on all the same.
+	ShiftingScope bool
 }
 
 // Protect installs p. Call it before the server's URL is handed to a
@@ -400,8 +408,14 @@ func (s *Server) checkAccessToken(w http.ResponseWriter, r *http.Request, msgs [
 		}
 		json.Unmarshal(m.Params, &params)
 		need := s.opts.ToolScopes[params.Name]
-		if need == "" || (slices.Contains(scopes, need) && !hooks.protection.NeverEnoughScope) {
+		if need == "" || (slices.Contains(scopes, need) && !hooks.protection.NeverEnoughScope && !hooks.protection.ShiftingScope) {
 			continue
+		}
+		if hooks.protection.ShiftingScope {
+			s.mu.Lock()
+			s.prot.shifts++
+			need += "-" + strconv.Itoa(s.prot.shifts)
+			s.mu.Unlock()
 		}
 		// Ask for what the token has plus what is missing, so a step-up does
 		// not lose the scopes the client already holds (MCP 2025-11-25).

@@ -128,6 +128,22 @@ func TestProtectionStepUpChallenges(t *testing.T) {
 	}
 }
 
+// TestProtectionShiftingScope: every refusal names a scope never named
+// before, whatever the token holds.
+func TestProtectionShiftingScope(t *testing.T) {
+	a := fake.StartAuth(t, nil)
+	a.AddClient(fake.AuthClient{ID: "c", RedirectURIs: []string{loopbackRedirect}})
+	srv := fake.Start(t, &fake.Options{Auth: a, ToolScopes: map[string]string{"admin_reset": "admin"}})
+	srv.Protect(fake.Protection{ShiftingScope: true, ChallengeMissingOnly: true})
+	at, _ := a.Mint("c", srv.URL, "read", "admin")
+	for _, want := range []string{"admin-1", "admin-2", "admin-3"} {
+		resp := post(t, srv.URL, toolsCallAdmin, http.Header{"Authorization": {"Bearer " + at}})
+		if ch := challengeParams(t, resp); resp.StatusCode != http.StatusForbidden || ch["error"] != "insufficient_scope" || ch["scope"] != want {
+			t.Errorf("refusal %d %v, want 403 insufficient_scope for %q", resp.StatusCode, ch, want)
+		}
+	}
+}
+
 // TestStartLegacy: a 2025-03-26 server serves no protected resource
 // metadata, challenges with a bare Bearer, and hosts its authorization
 // server on its own origin: metadata at the root (endpoints under /oauth),

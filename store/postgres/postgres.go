@@ -5,12 +5,13 @@
 // # Locking
 //
 // [Store.UpdateCredential] holds a session-level advisory lock named by
-// the credential, on a connection of its own, while its function runs (a
-// token refresh, say), and re-reads the credential after taking it: two
-// replicas needing a refresh at once make one refresh, and a rotating
-// refresh token is spent once. Unlike SQLite's write lock it covers that
-// one credential only; everything else goes on. [Store.Lock] is the same
-// kind of lock, under another name space. PostgreSQL releases a lock
+// the credential, on a connection of its own, while its function decides,
+// and re-reads the credential after taking it. Unlike SQLite's write lock
+// it covers that one credential only; everything else goes on.
+// [Store.Lock] is the same kind of lock, under another name space: a
+// token refresh runs under one (oauth's renewal lock) and commits with
+// UpdateCredential, so two replicas needing a refresh at once make one
+// refresh, and a rotating refresh token is spent once. PostgreSQL releases a lock
 // whose connection is gone, so a replica that dies holding one does not
 // block the others. Advisory locks are database-wide; their keys name the
 // schema, so stores in two schemas of one database do not contend.

@@ -18,7 +18,7 @@ import (
 const writeTimeout = 30 * time.Second
 
 const credentialCols = `tenant, server, resource, issuer, client_id, redirect_uri, kind,
-	access_token, token_type, refresh_token, expiry, scopes, step_up_scopes, step_up_count, updated_at, dpop_key`
+	access_token, token_type, refresh_token, expiry, scopes, step_up_scopes, step_up_count, updated_at, dpop_key, step_up_at`
 
 func credentialName(tenant, server string) string {
 	if tenant == "" {
@@ -40,18 +40,18 @@ func (s *Store) GetCredential(ctx context.Context, tenant, server string) (*stor
 func (s *Store) getCredential(ctx context.Context, q querier, tenant, server string) (*store.Credential, error) {
 	var (
 		c                            store.Credential
-		expiry, updated              *time.Time
+		expiry, updated, stepUpAt    *time.Time
 		sealedAT, sealedRT, sealedDK string
 		kind                         string
 	)
 	err := q.QueryRow(ctx, `SELECT `+credentialCols+` FROM credentials WHERE tenant = $1 AND server = $2`, tenant, server).
 		Scan(&c.Tenant, &c.Server, &c.Resource, &c.Issuer, &c.ClientID, &c.RedirectURI, &kind,
-			&sealedAT, &c.TokenType, &sealedRT, &expiry, &c.Scopes, &c.StepUpScopes, &c.StepUpCount, &updated, &sealedDK)
+			&sealedAT, &c.TokenType, &sealedRT, &expiry, &c.Scopes, &c.StepUpScopes, &c.StepUpCount, &updated, &sealedDK, &stepUpAt)
 	if err != nil {
 		return nil, notFound(err, credentialName(tenant, server))
 	}
 	c.Kind = store.CredentialKind(kind)
-	c.Expiry, c.UpdatedAt = fromTS(expiry), fromTS(updated)
+	c.Expiry, c.UpdatedAt, c.StepUpAt = fromTS(expiry), fromTS(updated), fromTS(stepUpAt)
 	aad := c.Binding.AAD()
 	name := credentialName(tenant, server)
 	if c.AccessToken, err = s.open(name+": access token", sealedAT, aad); err != nil {
@@ -88,7 +88,7 @@ func (s *Store) credentialArgs(c *store.Credential) ([]any, error) {
 		stepUp = []string{}
 	}
 	return []any{c.Tenant, c.Server, c.Resource, c.Issuer, c.ClientID, c.RedirectURI, string(c.Kind),
-		at, c.TokenType, rt, ts(c.Expiry), scopes, stepUp, c.StepUpCount, ts(c.UpdatedAt), dk}, nil
+		at, c.TokenType, rt, ts(c.Expiry), scopes, stepUp, c.StepUpCount, ts(c.UpdatedAt), dk, ts(c.StepUpAt)}, nil
 }
 
 // PutCredential implements [store.Store].
@@ -107,13 +107,13 @@ func (s *Store) PutCredential(ctx context.Context, c *store.Credential) error {
 
 func putCredential(ctx context.Context, tx pgx.Tx, args []any, tenant, server string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO credentials (`+credentialCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (tenant, server) DO UPDATE SET
 			resource = EXCLUDED.resource, issuer = EXCLUDED.issuer, client_id = EXCLUDED.client_id,
 			redirect_uri = EXCLUDED.redirect_uri, kind = EXCLUDED.kind, access_token = EXCLUDED.access_token,
 			token_type = EXCLUDED.token_type, refresh_token = EXCLUDED.refresh_token, expiry = EXCLUDED.expiry,
 			scopes = EXCLUDED.scopes, step_up_scopes = EXCLUDED.step_up_scopes, step_up_count = EXCLUDED.step_up_count,
-			updated_at = EXCLUDED.updated_at, dpop_key = EXCLUDED.dpop_key`, args...)
+			updated_at = EXCLUDED.updated_at, dpop_key = EXCLUDED.dpop_key, step_up_at = EXCLUDED.step_up_at`, args...)
 	if err != nil {
 		return fmt.Errorf("putting credential: %w", err)
 	}

@@ -14,9 +14,10 @@ import (
 const lockPoll = 25 * time.Millisecond
 
 // Lock takes a named lock shared by every process using this database: an
-// exclusive flock on a file beside it. The kernel releases it when its
-// holder dies, and separate opens of the file exclude each other even in
-// one process, so goroutines and processes wait alike.
+// exclusive lock (flock, or LockFileEx on Windows) on a file beside it.
+// The kernel releases it when its holder dies, and separate opens of the
+// file exclude each other even in one process, so goroutines and
+// processes wait alike.
 func (s *Store) Lock(ctx context.Context, name string) (func(), error) {
 	if err := os.MkdirAll(s.lockDir, 0o700); err != nil {
 		return nil, fmt.Errorf("taking lock: %w", err)

@@ -13,7 +13,7 @@ import (
 )
 
 const credentialCols = `tenant, server, resource, issuer, client_id, redirect_uri, kind,
-	access_token, token_type, refresh_token, expiry, scopes, step_up_scopes, step_up_count, updated_at, dpop_key`
+	access_token, token_type, refresh_token, expiry, scopes, step_up_scopes, step_up_count, updated_at, dpop_key, step_up_at`
 
 func credentialName(tenant, server string) string {
 	if tenant == "" {
@@ -36,16 +36,16 @@ func (s *Store) getCredential(ctx context.Context, q querier, tenant, server str
 	row := q.QueryRowContext(ctx, `SELECT `+credentialCols+` FROM credentials WHERE tenant = ? AND server = ?`, tenant, server)
 	var (
 		c                            store.Credential
-		expiry, updated              sql.Null[int64]
+		expiry, updated, stepUpAt    sql.Null[int64]
 		scopes, stepUpScopes         string
 		sealedAT, sealedRT, sealedDK string
 	)
 	err := row.Scan(&c.Tenant, &c.Server, &c.Resource, &c.Issuer, &c.ClientID, &c.RedirectURI, &c.Kind,
-		&sealedAT, &c.TokenType, &sealedRT, &expiry, &scopes, &stepUpScopes, &c.StepUpCount, &updated, &sealedDK)
+		&sealedAT, &c.TokenType, &sealedRT, &expiry, &scopes, &stepUpScopes, &c.StepUpCount, &updated, &sealedDK, &stepUpAt)
 	if err != nil {
 		return nil, notFound(err, credentialName(tenant, server))
 	}
-	c.Expiry, c.UpdatedAt = fromMicros(expiry), fromMicros(updated)
+	c.Expiry, c.UpdatedAt, c.StepUpAt = fromMicros(expiry), fromMicros(updated), fromMicros(stepUpAt)
 	if c.Scopes, err = fromStrs(scopes); err != nil {
 		return nil, err
 	}
@@ -96,12 +96,12 @@ func (s *Store) credentialArgs(c *store.Credential) ([]any, error) {
 		return nil, err
 	}
 	return []any{c.Tenant, c.Server, c.Resource, c.Issuer, c.ClientID, c.RedirectURI, string(c.Kind),
-		at, c.TokenType, rt, micros(c.Expiry), strs(c.Scopes), strs(c.StepUpScopes), c.StepUpCount, micros(c.UpdatedAt), dk}, nil
+		at, c.TokenType, rt, micros(c.Expiry), strs(c.Scopes), strs(c.StepUpScopes), c.StepUpCount, micros(c.UpdatedAt), dk, micros(c.StepUpAt)}, nil
 }
 
 func (t *tx) putCredential(args []any) error {
 	_, err := t.conn.ExecContext(t.ctx, `INSERT OR REPLACE INTO credentials (`+credentialCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
 	if err != nil {
 		return fmt.Errorf("putting credential: %w", err)
 	}

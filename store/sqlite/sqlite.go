@@ -7,12 +7,13 @@
 // Every write runs in a BEGIN IMMEDIATE transaction, which takes SQLite's
 // write lock: one writer at a time across all processes, while readers go
 // on in WAL mode. [Store.UpdateCredential] holds that lock while its
-// function runs (a token refresh, say), which is what stops two processes
-// from spending the same rotating refresh token. The price is that the
-// lock covers the whole database: other writes, of any record, wait for a
-// refresh to finish. Waiting honours the caller's context: the lock is
-// tried with a short busy timeout, again and again, until the context is
-// done.
+// function decides. The lock covers the whole database: other writes, of
+// any record, and a process opening the store wait for it, so nothing
+// slow may run under it. A token refresh waits on the network under
+// [Store.Lock] instead (a file lock per name, which blocks nothing else)
+// and commits its outcome with UpdateCredential. Waiting honours the
+// caller's context: the lock is tried with a short busy timeout, again
+// and again, until the context is done.
 //
 // Because of that, the function given to UpdateCredential must not write
 // to the same Store; it would wait for itself. Such a write fails at once.
@@ -228,6 +229,11 @@ CREATE INDEX request_log_tenant ON request_log (tenant, id);
 	// '' in rows written before it existed, which have none.
 	`
 ALTER TABLE credentials ADD COLUMN dpop_key TEXT NOT NULL DEFAULT '';
+`,
+	// When the last sign-in for a step-up was made (unix microseconds);
+	// NULL for none.
+	`
+ALTER TABLE credentials ADD COLUMN step_up_at INTEGER;
 `,
 }
 

@@ -296,32 +296,47 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 }
 
-// TestCredentialsFromBeforeDPoPKeys: a database whose credentials were
-// written before the DPoP key column existed opens, migrated, with those
-// credentials readable and keyless.
-func TestCredentialsFromBeforeDPoPKeys(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "mcpgate.db")
-	s := open(t, path, sealer(t, 1))
-	cred := &store.Credential{Binding: store.Binding{Server: "a", Resource: "https://a.example/mcp"}, Kind: store.KindOAuth, AccessToken: "at"}
-	if err := s.PutCredential(t.Context(), cred); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	db := raw(t, path)
-	var v int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
-		t.Fatal(err)
-	}
-	// What the previous schema version had.
-	for _, q := range []string{"ALTER TABLE credentials DROP COLUMN dpop_key", fmt.Sprintf("PRAGMA user_version = %d", v-1)} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	got, err := open(t, path, sealer(t, 1)).GetCredential(t.Context(), "", "a")
-	if err != nil || got.AccessToken != "at" || got.DPoPKey != "" {
-		t.Fatalf("credential from before the migration: %+v %v", got, err)
+// TestCredentialsFromOlderSchemas: a database whose credentials were
+// written before the later credential columns existed (the DPoP key, then
+// the time of the last step-up) opens, migrated, with those credentials
+// readable, keyless and without a step-up time.
+func TestCredentialsFromOlderSchemas(t *testing.T) {
+	// The columns each schema version added, newest first.
+	added := []string{"step_up_at", "dpop_key"}
+	for back := 1; back <= len(added); back++ {
+		t.Run(strings.Join(added[:back], "+"), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "mcpgate.db")
+			s := open(t, path, sealer(t, 1))
+			cred := &store.Credential{Binding: store.Binding{Server: "a", Resource: "https://a.example/mcp"}, Kind: store.KindOAuth, AccessToken: "at"}
+			if err := s.PutCredential(t.Context(), cred); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			db := raw(t, path)
+			var v int
+			if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			// What the schema back versions ago had.
+			var qs []string
+			for _, col := range added[:back] {
+				qs = append(qs, "ALTER TABLE credentials DROP COLUMN "+col)
+			}
+			qs = append(qs, fmt.Sprintf("PRAGMA user_version = %d", v-back))
+			for _, q := range qs {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+			got, err := open(t, path, sealer(t, 1)).GetCredential(t.Context(), "", "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.AccessToken != "at" || got.DPoPKey != "" || !got.StepUpAt.IsZero() {
+				t.Errorf("credential from before the migration: DPoP key %q, step-up at %v", got.DPoPKey, got.StepUpAt)
+			}
+		})
 	}
 }
 

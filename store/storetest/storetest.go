@@ -309,6 +309,7 @@ func sampleCredential(tenant, server string) *store.Credential {
 		Scopes:       []string{"read", "write"},
 		StepUpScopes: []string{"admin"},
 		StepUpCount:  2,
+		StepUpAt:     at(-time.Minute),
 		UpdatedAt:    at(0),
 		DPoPKey:      "dpop-key-" + tenant + "-" + server,
 	}

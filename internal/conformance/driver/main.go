@@ -3,13 +3,18 @@
 // does what a person would do with the mcpgate command: add the server,
 // list, call, sign in when mcpgate exits 4, and answer the questions a
 // server asks. Every MCP and OAuth request is made by mcpgate itself; the
-// driver only runs mcpgate commands and reads their JSON output.
+// driver runs mcpgate commands and reads their JSON output.
 //
 // The suite starts it as `driver SERVER_URL` with MCP_CONFORMANCE_SCENARIO
 // (and, for some scenarios, MCP_CONFORMANCE_CONTEXT) set. It needs
 // MCPGATE_BIN (the mcpgate binary) and FAKEBROWSER (internal/fake's
 // browser, which follows the authorization server's redirect back to
 // mcpgate's loopback callback as a person's click would).
+//
+// The one thing it looks up itself is where a pre-registered client
+// belongs: a person who registered one knows its authorization server and
+// pins it with --issuer; the driver takes it from the scenario's context,
+// else from the server's protected resource metadata (see issuer).
 //
 // It exits 0 when every step did what the scenario asks of a client, and 1
 // otherwise; for scenarios where a correct client must refuse, a refusal
@@ -22,10 +27,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -321,6 +330,37 @@ func (d *driver) schemaEcho() error {
 	return errors.New("mcpgate did not list json_schema_2020_12_tool")
 }
 
+// issuer is the authorization server the scenario's pre-registered client
+// belongs to: the context's issuer when the scenario gives one, else the
+// first the server's protected resource metadata (RFC 9728, path-aware
+// then root location) names.
+func (d *driver) issuer() (string, error) {
+	if is := d.str("issuer"); is != "" {
+		return is, nil
+	}
+	u, err := url.Parse(d.url)
+	if err != nil {
+		return "", err
+	}
+	base := u.Scheme + "://" + u.Host + "/.well-known/oauth-protected-resource"
+	client := &http.Client{Timeout: 10 * time.Second}
+	for _, loc := range []string{base + strings.TrimSuffix(u.EscapedPath(), "/"), base} {
+		resp, err := client.Get(loc)
+		if err != nil {
+			return "", err
+		}
+		var prm struct {
+			AuthorizationServers []string `json:"authorization_servers"`
+		}
+		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&prm)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && err == nil && len(prm.AuthorizationServers) > 0 {
+			return prm.AuthorizationServers[0], nil
+		}
+	}
+	return "", errors.New("the server's protected resource metadata names no authorization server for the pre-registered client")
+}
+
 // cimdURL is the Client ID Metadata Document URL the suite's authorization
 // servers accept.
 const cimdURL = "https://conformance-test.local/client-metadata.json"
@@ -329,6 +369,14 @@ const cimdURL = "https://conformance-test.local/client-metadata.json"
 // and calls its tool, signing in whenever mcpgate asks.
 func (d *driver) auth(scenario string) error {
 	add := []string{"add", server, d.url, "--auth", "oauth"}
+	switch scenario {
+	case "auth/pre-registration", "auth/client-credentials-basic", "auth/client-credentials-jwt", "auth/wif-jwt-bearer", "auth/enterprise-managed-authorization":
+		issuer, err := d.issuer()
+		if err != nil {
+			return err
+		}
+		add = append(add, "--issuer", issuer)
+	}
 	switch scenario {
 	case "auth/pre-registration":
 		add = append(add, "--client-id", d.str("client_id"), "--client-secret-env", d.secretEnv("CONF_CLIENT_SECRET", "client_secret"))
