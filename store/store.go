@@ -227,6 +227,11 @@ type Store interface {
 	PutInteraction(ctx context.Context, i *Interaction) error
 	// Interactions lists a tenant's unexpired interactions, oldest first.
 	Interactions(ctx context.Context, tenant string) ([]*Interaction, error)
+	// Interaction finds an unexpired interaction by its ID alone, whatever
+	// its tenant (an interaction's ID is random, and the link a person
+	// opens carries only it); ErrNotFound when there is none, or when two
+	// tenants' interactions share the ID.
+	Interaction(ctx context.Context, id string) (*Interaction, error)
 	// DeleteInteraction succeeds when there is nothing to delete.
 	DeleteInteraction(ctx context.Context, tenant, id string) error
 

@@ -362,21 +362,40 @@ func (s *Store) Interactions(ctx context.Context, tenant string) ([]*store.Inter
 	if err != nil {
 		return nil, fmt.Errorf("listing interactions: %w", err)
 	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.Interaction, error) {
-		var (
-			i               store.Interaction
-			created, expiry *time.Time
-		)
-		if err := row.Scan(&i.Tenant, &i.ID, &i.Server, &i.Kind, &i.Message, &i.Payload, &created, &expiry); err != nil {
-			return nil, err
-		}
-		i.CreatedAt, i.Expiry = fromTS(created), fromTS(expiry)
-		return &i, nil
-	})
+	list, err := pgx.CollectRows(rows, scanInteraction)
 	if err != nil {
 		return nil, fmt.Errorf("listing interactions: %w", err)
 	}
 	return list, nil
+}
+
+// Interaction implements [store.Store].
+func (s *Store) Interaction(ctx context.Context, id string) (*store.Interaction, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+interactionCols+` FROM interactions
+		WHERE id = $1 AND expiry > now() LIMIT 2`, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading interaction: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, scanInteraction)
+	if err != nil {
+		return nil, fmt.Errorf("reading interaction: %w", err)
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("interaction: %w", store.ErrNotFound)
+	}
+	return found[0], nil
+}
+
+func scanInteraction(row pgx.CollectableRow) (*store.Interaction, error) {
+	var (
+		i               store.Interaction
+		created, expiry *time.Time
+	)
+	if err := row.Scan(&i.Tenant, &i.ID, &i.Server, &i.Kind, &i.Message, &i.Payload, &created, &expiry); err != nil {
+		return nil, err
+	}
+	i.CreatedAt, i.Expiry = fromTS(created), fromTS(expiry)
+	return &i, nil
 }
 
 // DeleteInteraction implements [store.Store].

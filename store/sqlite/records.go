@@ -357,6 +357,39 @@ func (s *Store) Interactions(ctx context.Context, tenant string) ([]*store.Inter
 	return list, nil
 }
 
+// Interaction implements [store.Store].
+func (s *Store) Interaction(ctx context.Context, id string) (*store.Interaction, error) {
+	var found []*store.Interaction
+	err := retry(ctx, func() error {
+		found = nil
+		rows, err := s.db.QueryContext(ctx, `SELECT `+interactionCols+` FROM interactions
+			WHERE id = ? AND expiry > ? LIMIT 2`, id, time.Now().UnixMicro())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				i               store.Interaction
+				created, expiry sql.Null[int64]
+			)
+			if err := rows.Scan(&i.Tenant, &i.ID, &i.Server, &i.Kind, &i.Message, &i.Payload, &created, &expiry); err != nil {
+				return err
+			}
+			i.CreatedAt, i.Expiry = fromMicros(created), fromMicros(expiry)
+			found = append(found, &i)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading interaction: %w", err)
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("interaction: %w", store.ErrNotFound)
+	}
+	return found[0], nil
+}
+
 // DeleteInteraction implements [store.Store].
 func (s *Store) DeleteInteraction(ctx context.Context, tenant, id string) error {
 	return s.write(ctx, func(t *tx) error {

@@ -557,6 +557,18 @@ func testInteractions(t *testing.T, s store.Store) {
 	check(t, err)
 	diff(t, "another tenant's Interactions after deleting acme's b", list, []*store.Interaction{other})
 
+	// Found by ID alone, whoever's it is; not when expired, deleted, or
+	// when two tenants' share the ID.
+	got, err := s.Interaction(ctx, "c")
+	check(t, err)
+	diff(t, "Interaction by ID", got, first)
+	_, err = s.Interaction(ctx, "expired")
+	wantNotFound(t, "Interaction of an expired one", err)
+	_, err = s.Interaction(ctx, "b")
+	wantNotFound(t, "Interaction of a deleted one", err)
+	_, err = s.Interaction(ctx, "a")
+	wantNotFound(t, "Interaction of an ID two tenants use", err)
+
 	noExpiry := mk("acme", "forever", 0)
 	noExpiry.Expiry = time.Time{}
 	if err := s.PutInteraction(ctx, noExpiry); err == nil {
