@@ -93,7 +93,43 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 		return &LoginResult{Issuer: cur.Issuer, Scopes: cur.Scopes, Expiry: cur.Expiry, Refresh: cur.RefreshToken != "", DPoP: dpopKeyOf(cur) != "", Concurrent: true}, nil
 	}
 
-	ch, err := c.probe(ctx, &cfg)
+	p, err := c.prepareLogin(ctx, &cfg, o.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	ch, md, issuer, asm, scopes, prev := p.ch, p.md, p.issuer, p.asm, p.scopes, p.prev
+
+	if cfg.Grant.Machine() {
+		cred, err := c.machineToken(ctx, &cfg, md.resource, asm, scopes, prev, ch)
+		if err != nil {
+			return nil, err
+		}
+		countStepUp(cred, scopes, prev)
+		return c.storeLogin(ctx, &cfg, cred)
+	}
+	if o.Open == nil {
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
+			Message: "signing in to " + cfg.ID + " needs a person; run: mcpgate auth " + cfg.ID}
+	}
+	return c.authorizationCode(ctx, &cfg, &o, ch, md.resource, issuer, asm, scopes, prev)
+}
+
+// loginPlan is what a sign-in found before it asks anyone for anything:
+// the server's challenge and metadata, the authorization server chosen and
+// its metadata, the scopes to ask for, the credential it replaces.
+type loginPlan struct {
+	ch     challenge
+	md     *metadata
+	issuer string
+	asm    *authServer
+	scopes []string
+	prev   *store.Credential
+}
+
+// prepareLogin probes cfg's server and discovers how to sign in to it;
+// choice is the issuer the person chose ("" if none).
+func (c *Client) prepareLogin(ctx context.Context, cfg *mcpgate.ServerConfig, choice string) (*loginPlan, error) {
+	ch, err := c.probe(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -114,10 +150,10 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	if err != nil {
 		return nil, storeError("reading the credential", err)
 	}
-	if prev != nil && !bound(prev, &cfg) {
+	if prev != nil && !bound(prev, cfg) {
 		prev = nil // another server's, or another kind: nothing of it carries over
 	}
-	chosen := o.Issuer
+	chosen := choice
 	if cfg.Issuer != "" {
 		// The configured client belongs to one authorization server; no
 		// other gets its credentials, whatever the server names.
@@ -126,7 +162,7 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 				Message: "issuer " + sanitizeText("%s", chosen) + " is not the one pinned for " + cfg.ID + " in the config (" + cfg.Issuer + ")"}
 		}
 		if !slices.Contains(md.issuers, cfg.Issuer) {
-			return nil, pinMismatch(&cfg, md.issuers)
+			return nil, pinMismatch(cfg, md.issuers)
 		}
 		chosen = cfg.Issuer
 	}
@@ -141,21 +177,8 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	if err != nil {
 		return nil, err
 	}
-	scopes := c.scopesFor(&cfg, ch, md, asm, prev)
-
-	if cfg.Grant.Machine() {
-		cred, err := c.machineToken(ctx, &cfg, md.resource, asm, scopes, prev, ch)
-		if err != nil {
-			return nil, err
-		}
-		countStepUp(cred, scopes, prev)
-		return c.storeLogin(ctx, &cfg, cred)
-	}
-	if o.Open == nil {
-		return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
-			Message: "signing in to " + cfg.ID + " needs a person; run: mcpgate auth " + cfg.ID}
-	}
-	return c.authorizationCode(ctx, &cfg, &o, ch, md.resource, issuer, asm, scopes, prev)
+	scopes := c.scopesFor(cfg, ch, md, asm, prev)
+	return &loginPlan{ch: ch, md: md, issuer: issuer, asm: asm, scopes: scopes, prev: prev}, nil
 }
 
 // scopesFor decides what to ask for: the scopes a step-up challenge asked
