@@ -26,6 +26,12 @@ type StoredQuestions struct {
 	Timeout time.Duration
 	// Poll is how often the store is checked for the answer; default 250 ms.
 	Poll time.Duration
+	// Answerable reports whether a person can see stored questions now;
+	// nil means a settings page (mcpgate ui) is open on this store.
+	Answerable func(context.Context) bool
+	// Announced, when set, is told of each question once it is stored, so
+	// the person can be shown where to answer it.
+	Announced func(ctx context.Context, in *store.Interaction)
 }
 
 // Ask stores the question, cleaned (see [Front.Elicit]), waits for the
@@ -53,6 +59,9 @@ func (q *StoredQuestions) Ask(ctx context.Context, req *manager.ElicitRequest) (
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	defer q.Store.DeleteInteraction(context.WithoutCancel(ctx), q.Tenant, in.ID)
+	if q.Announced != nil {
+		q.Announced(ctx, in)
+	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
@@ -82,9 +91,13 @@ func (q *StoredQuestions) Ask(ctx context.Context, req *manager.ElicitRequest) (
 	}
 }
 
-// someoneCanAnswer reports whether `mcpgate ui` is running on this store:
-// it holds the UI lock.
+// someoneCanAnswer reports whether a person can see the question: by
+// default whether `mcpgate ui` is running on this store (it holds the UI
+// lock).
 func (q *StoredQuestions) someoneCanAnswer(ctx context.Context) bool {
+	if q.Answerable != nil {
+		return q.Answerable(ctx)
+	}
 	ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	unlock, err := q.Store.Lock(ctx, store.UILockName(q.Tenant))
