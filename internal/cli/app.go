@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/netpolicy"
 	"github.com/mcpgate/mcpgate/oauth"
+	"github.com/mcpgate/mcpgate/serve"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/seal"
 	"github.com/mcpgate/mcpgate/store/sqlite"
@@ -285,11 +286,11 @@ func (a *App) Manager() (*manager.Manager, error) {
 	}
 	// The sink is closed (its last entries written) after the manager, so
 	// the requests of closing sessions are in it, and before the store.
-	sink := newLogSink(a.store)
-	a.onClose(sink.close)
+	sink := serve.NewRequestLog(a.store)
+	a.onClose(sink.Close)
 	m, err := manager.New(cfg.Servers(), &manager.Options{
 		HTTPClient:    &http.Client{Transport: network},
-		RequestLog:    sink.add,
+		RequestLog:    sink.For(""),
 		ClientName:    "mcpgate",
 		ClientVersion: Version(),
 		Getenv:        a.Getenv,

@@ -7,11 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/spf13/cobra"
 )
@@ -115,101 +113,4 @@ func readLog(ctx context.Context, app *App, last int) ([]*store.LogEntry, error)
 		return nil, err
 	}
 	return st.RecentLog(ctx, "", last)
-}
-
-const (
-	// logQueueSize bounds the entries waiting for the store; when the
-	// store is slower than the requests, the oldest are dropped.
-	logQueueSize = 1000
-	// logWriteTimeout bounds one write of the queue, and the last one at
-	// close, so a store held by a long token refresh elsewhere cannot
-	// hold the process.
-	logWriteTimeout = 5 * time.Second
-	// logBatchDelay gathers the requests of a burst into one write, so the
-	// log takes the store's write lock once per burst, not per request.
-	logBatchDelay = 50 * time.Millisecond
-)
-
-// logSink carries the manager's request log to the store in the
-// background, so that `mcpgate log` in another process sees what this one
-// did. add never blocks a request: entries wait in a bounded queue, and
-// whatever piled up while one write ran goes in the next, as one batch.
-type logSink struct {
-	st store.Store
-
-	mu    sync.Mutex
-	queue []*store.LogEntry
-
-	wake    chan struct{}
-	closing chan struct{}
-	done    chan struct{}
-	once    sync.Once
-}
-
-func newLogSink(st store.Store) *logSink {
-	s := idleLogSink(st)
-	go s.run()
-	return s
-}
-
-// idleLogSink is a sink that queues but does not write until run starts.
-func idleLogSink(st store.Store) *logSink {
-	return &logSink{st: st, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
-}
-
-// add queues e, dropping the oldest entry when the queue is full.
-func (s *logSink) add(e manager.RequestLogEntry) {
-	s.mu.Lock()
-	if len(s.queue) == logQueueSize {
-		copy(s.queue, s.queue[1:])
-		s.queue = s.queue[:len(s.queue)-1]
-	}
-	s.queue = append(s.queue, &store.LogEntry{
-		Time: e.Time, Server: e.Server, Method: e.Method, Tool: e.Tool, Duration: e.Duration,
-		Outcome: e.Outcome, HTTPStatus: e.HTTPStatus, BytesIn: e.BytesIn, BytesOut: e.BytesOut,
-	})
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (s *logSink) run() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.wake:
-			select {
-			case <-time.After(logBatchDelay):
-			case <-s.closing:
-			}
-			s.write()
-		case <-s.closing:
-			s.write()
-			return
-		}
-	}
-}
-
-// write appends what is queued. A failed write loses its batch: the log
-// is a diagnostic, not worth holding anything up for.
-func (s *logSink) write() {
-	s.mu.Lock()
-	batch := s.queue
-	s.queue = nil
-	s.mu.Unlock()
-	if len(batch) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), logWriteTimeout)
-	defer cancel()
-	_ = s.st.AppendLog(ctx, batch)
-}
-
-// close writes what is still queued and stops. Entries added afterwards
-// are dropped.
-func (s *logSink) close() {
-	s.once.Do(func() { close(s.closing) })
-	<-s.done
 }

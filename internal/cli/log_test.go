@@ -2,17 +2,12 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
-	"github.com/mcpgate/mcpgate/manager"
-	"github.com/mcpgate/mcpgate/store/seal"
-	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
 // logJSON is what `mcpgate log --json` prints.
@@ -140,36 +135,4 @@ func TestLogAcrossProcesses(t *testing.T) {
 	if e.Outcome != "ok" || e.HTTPStatus != 200 {
 		t.Errorf("the other process's call: %+v", e)
 	}
-}
-
-func TestLogSinkDropsOldestAndFlushesOnClose(t *testing.T) {
-	key := make([]byte, seal.KeySize)
-	sl, err := seal.New(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "mcpgate.db"), sl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-
-	// While nothing writes (a store busy elsewhere), the queue stays
-	// bounded by dropping the oldest entries, and add never blocks.
-	s := idleLogSink(st)
-	n := logQueueSize + 10
-	for i := range n {
-		s.add(manager.RequestLogEntry{Server: "s", Method: "tools/call", Tool: fmt.Sprint("t", i), Outcome: "ok"})
-	}
-	go s.run()
-	s.close()
-	got, err := st.RecentLog(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != logQueueSize || got[0].Tool != "t10" || got[len(got)-1].Tool != fmt.Sprint("t", n-1) {
-		t.Fatalf("after close the store has %d entries (%s..%s), want %d: t10..t%d",
-			len(got), got[0].Tool, got[len(got)-1].Tool, logQueueSize, n-1)
-	}
-	s.close() // idempotent
 }
