@@ -34,6 +34,11 @@ type Options struct {
 	ClientName string
 	// Logger receives diagnostics; never secrets.
 	Logger *slog.Logger
+	// OnRefresh, when set, is told of every renewal of a credential made
+	// with its renewal lock held: outcome "ok" (new tokens stored),
+	// "shared" (another process had just renewed it; nothing was sent),
+	// "invalid_grant" (the sign-in is gone) or "failed". It must be quick.
+	OnRefresh func(tenant, server, outcome string)
 }
 
 // Client is the MCP authorization client: discovery, registration, logins,

@@ -37,6 +37,12 @@ func newEnv(t *testing.T) *env {
 // open returns a new handle on the env's store and a client over it.
 func (e *env) open() (store.Store, *oauth.Client) {
 	e.t.Helper()
+	return e.openWith(&oauth.Options{})
+}
+
+// openWith is open with opts (its Store is set here).
+func (e *env) openWith(opts *oauth.Options) (store.Store, *oauth.Client) {
+	e.t.Helper()
 	sealer, err := seal.New(e.key)
 	if err != nil {
 		e.t.Fatal(err)
@@ -46,7 +52,9 @@ func (e *env) open() (store.Store, *oauth.Client) {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { st.Close() })
-	return st, oauth.New(&oauth.Options{Store: st})
+	o := *opts
+	o.Store = st
+	return st, oauth.New(&o)
 }
 
 func oauthCfg(id, url string) mcpgate.ServerConfig {

@@ -87,8 +87,15 @@ func TestTwoProcessesRefreshOnce(t *testing.T) {
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)
-	_, c1 := e.open()
-	_, c2 := e.open() // another process on the same data directory
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	onRefresh := func(tenant, server, outcome string) {
+		mu.Lock()
+		defer mu.Unlock()
+		outcomes[tenant+"/"+server+"/"+outcome]++
+	}
+	_, c1 := e.openWith(&oauth.Options{OnRefresh: onRefresh})
+	_, c2 := e.openWith(&oauth.Options{OnRefresh: onRefresh}) // another process on the same data directory
 	cfg := oauthCfg("s", srv.URL)
 	mustLogin(t, c1, cfg)
 	m1 := newManager(t, c1, cfg)
@@ -119,6 +126,13 @@ func TestTwoProcessesRefreshOnce(t *testing.T) {
 	}
 	if n := as.TokenRequests(fake.GrantRefreshToken); n != 1 {
 		t.Fatalf("the rotating refresh token was used %d times, want 1", n)
+	}
+	// The hook tells metrics the same: one refresh; the other process
+	// found it done (under the lock, "shared", or before, nothing).
+	mu.Lock()
+	defer mu.Unlock()
+	if outcomes["/s/ok"] != 1 || outcomes["/s/shared"] > 1 || len(outcomes) > 2 {
+		t.Errorf("OnRefresh outcomes %v, want one ok and at most one shared", outcomes)
 	}
 }
 

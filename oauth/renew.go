@@ -112,6 +112,7 @@ func (c *Client) renewLocked(ctx context.Context, cfg *mcpgate.ServerConfig, pre
 	case !bound(cur, cfg):
 		return nil, nil
 	case cur.AccessToken != rejected && c.fresh(cur):
+		c.refreshed(cfg, "shared")
 		return cur, nil // renewed by someone else meanwhile
 	case !cfg.Grant.Machine() && cur.RefreshToken == "":
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
@@ -122,8 +123,14 @@ func (c *Client) renewLocked(ctx context.Context, cfg *mcpgate.ServerConfig, pre
 	next, err := c.exchange(ctx, cfg, cur, prep)
 	var me *mcpgate.Error
 	dead := err != nil && !cfg.Grant.Machine() && errors.As(err, &me) && me.Code == "invalid_grant"
-	if err != nil && !dead {
+	switch {
+	case dead:
+		c.refreshed(cfg, "invalid_grant")
+	case err != nil:
+		c.refreshed(cfg, "failed")
 		return nil, err
+	default:
+		c.refreshed(cfg, "ok")
 	}
 	committed, cerr := c.commit(ctx, cfg, cur, next)
 	switch {
@@ -133,6 +140,13 @@ func (c *Client) renewLocked(ctx context.Context, cfg *mcpgate.ServerConfig, pre
 		return nil, err
 	}
 	return committed, nil
+}
+
+// refreshed tells Options.OnRefresh of a renewal's outcome.
+func (c *Client) refreshed(cfg *mcpgate.ServerConfig, outcome string) {
+	if c.opts.OnRefresh != nil {
+		c.opts.OnRefresh(c.opts.Tenant, cfg.ID, outcome)
+	}
 }
 
 // exchange asks the authorization server for cur's next tokens: the
