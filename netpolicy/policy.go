@@ -46,6 +46,10 @@ type Options struct {
 	// or to a proxy (as configured); nil is a net.Dialer with a 10 s
 	// timeout. A test seam: it sees exactly what would leave the process.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// OnRefused, when set, is told of every refusal with the context of
+	// the request refused (an audit log reads who made it from there). It
+	// must be quick.
+	OnRefused func(ctx context.Context, err *RefusedError)
 }
 
 // Scope is what the policy knows of the server a request is for. Build it
@@ -315,5 +319,9 @@ func (t *Transport) refuse(ctx context.Context, r rules, host string, ip netip.A
 		}
 	}
 	s, _ := ScopeFrom(ctx)
-	return &RefusedError{Host: host, Addr: ip, Server: s.Server, class: c, strict: t.opts.Strict}
+	err := &RefusedError{Host: host, Addr: ip, Server: s.Server, class: c, strict: t.opts.Strict}
+	if t.opts.OnRefused != nil {
+		t.opts.OnRefused(ctx, err)
+	}
+	return err
 }

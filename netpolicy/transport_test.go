@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -276,11 +277,22 @@ func TestStrictIgnoresWhatConfigsAllow(t *testing.T) {
 	opts := n.Options(nil)
 	opts.Strict = true
 	opts.Allow = []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("169.254.0.0/16")}
+	type who struct{}
+	var mu sync.Mutex
+	var told []string // who, the host and the server of every refusal
+	opts.OnRefused = func(ctx context.Context, err *netpolicy.RefusedError) {
+		mu.Lock()
+		defer mu.Unlock()
+		name, _ := ctx.Value(who{}).(string)
+		told = append(told, name+" "+err.Host+" "+err.Server)
+	}
 	client := &http.Client{Transport: newTransport(t, opts)}
 	opts.Allow[0] = netip.MustParsePrefix("10.9.0.0/16") // New copied the list
 
-	for _, u := range []string{lo.URL, "https://other.corp.test/", "http://169.254.169.254/"} {
-		_, err := get(t, client, &permissive, u)
+	refused := []string{lo.URL, "https://other.corp.test/", "http://169.254.169.254/"}
+	for _, u := range refused {
+		req, _ := http.NewRequestWithContext(context.WithValue(netpolicy.WithScope(t.Context(), permissive), who{}, "alice"), http.MethodGet, u, nil)
+		_, err := client.Do(req)
 		if !errors.Is(err, netpolicy.ErrRefused) {
 			t.Errorf("strict GET %s: %v, want a refusal", u, err)
 			continue
@@ -291,6 +303,15 @@ func TestStrictIgnoresWhatConfigsAllow(t *testing.T) {
 	}
 	if code, err := get(t, client, nil, "https://tools.corp.test/"); err != nil || code != 200 {
 		t.Errorf("an allowed range: %d %v", code, err)
+	}
+	// OnRefused heard of each refusal, with the refused request's context.
+	mu.Lock()
+	defer mu.Unlock()
+	loHost := strings.TrimPrefix(lo.URL, "http://")
+	loHost = loHost[:strings.LastIndex(loHost, ":")]
+	want := []string{"alice " + loHost + " all", "alice other.corp.test all", "alice 169.254.169.254 all"}
+	if !slices.Equal(told, want) {
+		t.Errorf("OnRefused was told %q, want %q", told, want)
 	}
 }
 
