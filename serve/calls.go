@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,10 +146,13 @@ type call struct {
 	queued   bool            // a notification for the attached request was queued
 	// progressed is set when that notification was progress (see detach).
 	progressed bool
-	step       int       // rounds sent back to the host
-	asked      *question // the question sent back, awaiting the retry
-	key        string    // its key in inputRequests
-	timer      *time.Timer
+	// last is the progress value last sent to the attached request's
+	// token, valid when progressed; each one sent must be greater.
+	last  float64
+	step  int       // rounds sent back to the host
+	asked *question // the question sent back, awaiting the retry
+	key   string    // its key in inputRequests
+	timer *time.Timer
 }
 
 func newID() string {
@@ -175,12 +179,46 @@ func (c *call) progress(p *mcp.ProgressNotificationParams) {
 	if ctx == nil || token == nil {
 		return
 	}
-	out := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Progress, Total: p.Total,
-		Message: mcpgate.Sanitize(p.Message, 200)}
+	c.sendProgress(ctx, token, p.Progress, p.Total, mcpgate.Sanitize(p.Message, 200))
+}
+
+// sendProgress queues a progress notification for the attached request,
+// its value raised above the last one sent if need be (a notice of the
+// front's own came between the remote server's).
+func (c *call) sendProgress(ctx context.Context, token any, value, total float64, message string) {
+	c.mu.Lock()
+	if c.progressed && value <= c.last {
+		value = math.Nextafter(c.last, math.Inf(1))
+	}
+	c.last = value
+	c.mu.Unlock()
+	out := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: value, Total: total, Message: message}
 	c.queue(func() { c.ss.NotifyProgress(ctx, out) })
 	c.mu.Lock()
 	c.progressed = true
 	c.mu.Unlock()
+}
+
+// notice tells the attached request's host something of the front's own,
+// as a log message (when the host takes them) and as the message of a
+// progress notification (when the request has a progress token), which
+// hosts show while a call runs.
+func (c *call) notice(server, text string) {
+	c.mu.Lock()
+	ctx, token, last, progressed := c.attached, c.token, c.last, c.progressed
+	c.mu.Unlock()
+	if ctx == nil {
+		return
+	}
+	c.queue(func() {
+		c.ss.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Logger: "mcpgate", Data: text})
+	})
+	if token != nil {
+		if !progressed {
+			last = 0
+		}
+		c.sendProgress(ctx, token, last, 0, text)
+	}
 }
 
 // queue sends a notification for the attached request.

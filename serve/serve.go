@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/mcpgate/mcpgate"
@@ -239,6 +240,19 @@ func (f *Front) Elicit(ctx context.Context, req *manager.ElicitRequest) (*mcp.El
 		return c.ask(ctx, params)
 	}
 	return c.ss.Elicit(ctx, params)
+}
+
+// Notice tells the hosts of every call in flight to server something the
+// person must see now (where to answer a question the server asked), as a
+// log message and as a progress message; text is the front's own, not a
+// remote server's. It never blocks.
+func (f *Front) Notice(server, text string) {
+	f.mu.Lock()
+	calls := slices.Clone(f.calls[server])
+	f.mu.Unlock()
+	for _, c := range calls {
+		c.notice(server, text)
+	}
 }
 
 // maxLogData bounds the data of one forwarded log message, as JSON.
