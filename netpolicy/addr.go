@@ -110,3 +110,14 @@ func nameClass(host string) (class, bool) {
 	}
 	return public, false
 }
+
+// PrivateRanges are the private network ranges (RFC 1918, CGNAT
+// 100.64.0.0/10, fc00::/7, fec0::/10): what Options.Allow lists for a
+// shared gateway whose operator lets servers be on private networks.
+// Metadata addresses within them stay refused.
+func PrivateRanges() []netip.Prefix {
+	return []netip.Prefix{
+		netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16"),
+		cgnat, netip.MustParsePrefix("fc00::/7"), siteLocal,
+	}
+}

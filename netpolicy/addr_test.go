@@ -3,6 +3,7 @@ package netpolicy
 import (
 	"net/netip"
 	"net/url"
+	"slices"
 	"testing"
 )
 
@@ -130,4 +131,33 @@ func TestProxyFromEnvironment(t *testing.T) {
 	if _, err := c.proxyFor(&url.URL{Scheme: "http", Host: "plain.example.com"}); err == nil {
 		t.Error("HTTP_PROXY was used under CGI")
 	}
+}
+
+// TestPrivateRangesAreWhatClassifyCallsPrivate: the ranges an operator
+// opens with network.allowPrivate hold exactly the private class's
+// addresses, so allowing them opens nothing else.
+func TestPrivateRangesAreWhatClassifyCallsPrivate(t *testing.T) {
+	for _, p := range PrivateRanges() {
+		for _, a := range []netip.Addr{p.Addr(), lastOf(p)} {
+			if c := classify(a); c != private {
+				t.Errorf("%s in %s is %s, not private", a, p, c.reason())
+			}
+		}
+	}
+	for _, s := range []string{"10.1.2.3", "172.31.255.1", "192.168.0.1", "100.64.0.1", "fd12::1", "fec0::1"} {
+		a := netip.MustParseAddr(s)
+		if !slices.ContainsFunc(PrivateRanges(), func(p netip.Prefix) bool { return p.Contains(a) }) {
+			t.Errorf("%s is private but in no range", a)
+		}
+	}
+}
+
+// lastOf is the last address of p.
+func lastOf(p netip.Prefix) netip.Addr {
+	b := p.Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 1 << (7 - i%8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
 }

@@ -114,3 +114,30 @@ func (s *RequestLog) Close() {
 	s.once.Do(func() { close(s.closing) })
 	<-s.done
 }
+
+// LogEntryJSON is one logged request as mcpgate shows it in JSON (`mcpgate
+// log --json`, the shared gateway's /api/log).
+type LogEntryJSON struct {
+	Time       time.Time `json:"time"`
+	Server     string    `json:"server"`
+	Method     string    `json:"method"`
+	Tool       string    `json:"tool,omitempty"`
+	DurationMs float64   `json:"durationMs"`
+	Outcome    string    `json:"outcome"`
+	HTTPStatus int       `json:"httpStatus,omitempty"`
+	BytesIn    int64     `json:"bytesIn"`
+	BytesOut   int64     `json:"bytesOut"`
+}
+
+// LogJSON converts stored entries to their JSON form; never nil.
+func LogJSON(entries []*store.LogEntry) []LogEntryJSON {
+	out := make([]LogEntryJSON, len(entries))
+	for i, e := range entries {
+		out[i] = LogEntryJSON{
+			Time: e.Time, Server: e.Server, Method: e.Method, Tool: e.Tool,
+			DurationMs: float64(e.Duration.Microseconds()) / 1000, Outcome: e.Outcome,
+			HTTPStatus: e.HTTPStatus, BytesIn: e.BytesIn, BytesOut: e.BytesOut,
+		}
+	}
+	return out
+}

@@ -151,6 +151,12 @@ type LogEntry struct {
 	BytesOut   int64
 }
 
+// KindLogin is the Kind of an interaction holding a sign-in a person was
+// asked to begin, through a link to the gateway's page (serve --http).
+// Its Payload names who it is for; the sign-in's own state is a [Flow],
+// made when the person begins it.
+const KindLogin = "login"
+
 // KindQuestion is the Kind of an interaction holding a form elicitation
 // that no agent host could show, for the settings page of any process.
 const KindQuestion = "elicitation"

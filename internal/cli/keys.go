@@ -152,6 +152,19 @@ func toKeyJSON(k *store.APIKey) keyJSON {
 		LastUsed: opt(k.LastUsedAt), Revoked: opt(k.RevokedAt)}
 }
 
+// loadDeployment reads the deployment file: flag (--deploy), else
+// $MCPGATE_DEPLOY.
+func loadDeployment(app *App, flag string) (*config.Deployment, error) {
+	path := flag
+	if path == "" {
+		path = app.Getenv(config.EnvDeploy)
+	}
+	if path == "" {
+		return nil, usageErrorf("no deployment file: pass --deploy FILE or set %s", config.EnvDeploy)
+	}
+	return config.LoadDeployment(path, &config.DeployOptions{Getenv: app.Getenv})
+}
+
 // openKeys loads the deployment, checks the tenant is one of it, and opens
 // its database's API keys (closed with the App). No sealing key is
 // needed: keys are stored as hashes.
@@ -159,19 +172,12 @@ func openKeys(ctx context.Context, app *App, opts *keysOptions) (*postgres.Keys,
 	if opts.Tenant == "" {
 		return nil, usageErrorf("--tenant is required: the tenant whose keys these are")
 	}
-	path := opts.Deploy
-	if path == "" {
-		path = app.Getenv(config.EnvDeploy)
-	}
-	if path == "" {
-		return nil, usageErrorf("no deployment file: pass --deploy FILE or set %s", config.EnvDeploy)
-	}
-	d, err := config.LoadDeployment(path, &config.DeployOptions{Getenv: app.Getenv})
+	d, err := loadDeployment(app, opts.Deploy)
 	if err != nil {
 		return nil, err
 	}
 	if !d.HasTenant(opts.Tenant) {
-		msg := fmt.Sprintf("tenant %q is not in the deployment %s", opts.Tenant, path)
+		msg := fmt.Sprintf("tenant %q is not in the deployment %s", opts.Tenant, d.Path)
 		if c := names.Closest(opts.Tenant, d.TenantIDs(), 3); len(c) > 0 {
 			msg += "; did you mean " + strings.Join(c, ", ") + "?"
 		}

@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
+	"github.com/mcpgate/mcpgate/serve"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/spf13/cobra"
 )
@@ -43,19 +43,6 @@ last ` + fmt.Sprint(store.MaxLogEntries) + ` requests.`),
 	return cmd
 }
 
-// logEntryJSON is one request as `log --json` prints it.
-type logEntryJSON struct {
-	Time       time.Time `json:"time"`
-	Server     string    `json:"server"`
-	Method     string    `json:"method"`
-	Tool       string    `json:"tool,omitempty"`
-	DurationMs float64   `json:"durationMs"`
-	Outcome    string    `json:"outcome"`
-	HTTPStatus int       `json:"httpStatus,omitempty"`
-	BytesIn    int64     `json:"bytesIn"`
-	BytesOut   int64     `json:"bytesOut"`
-}
-
 func runLog(ctx context.Context, app *App, opts *logOptions) error {
 	if opts.Last < 1 {
 		return usageErrorf("--last must be at least 1")
@@ -65,15 +52,7 @@ func runLog(ctx context.Context, app *App, opts *logOptions) error {
 		return err
 	}
 	if opts.JSON {
-		list := make([]logEntryJSON, len(entries))
-		for i, e := range entries {
-			list[i] = logEntryJSON{
-				Time: e.Time, Server: e.Server, Method: e.Method, Tool: e.Tool,
-				DurationMs: float64(e.Duration.Microseconds()) / 1000, Outcome: e.Outcome,
-				HTTPStatus: e.HTTPStatus, BytesIn: e.BytesIn, BytesOut: e.BytesOut,
-			}
-		}
-		return writeJSON(app.IO.Out, map[string]any{"entries": list})
+		return writeJSON(app.IO.Out, map[string]any{"entries": serve.LogJSON(entries)})
 	}
 	if len(entries) == 0 {
 		fmt.Fprintln(app.IO.ErrOut, "No requests logged yet. They appear here once a command or an agent uses a server.")

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/serve"
 )
 
 // logJSON is what `mcpgate log --json` prints.
 type logJSON struct {
-	Entries []logEntryJSON `json:"entries"`
+	Entries []serve.LogEntryJSON `json:"entries"`
 }
 
 func parseLog(t *testing.T, r result) logJSON {
@@ -25,7 +26,7 @@ func parseLog(t *testing.T, r result) logJSON {
 }
 
 // findCall returns the logged tools/call of tool, failing if there is none.
-func findCall(t *testing.T, l logJSON, server, tool string) logEntryJSON {
+func findCall(t *testing.T, l logJSON, server, tool string) serve.LogEntryJSON {
 	t.Helper()
 	for _, e := range l.Entries {
 		if e.Server == server && e.Method == "tools/call" && e.Tool == tool {
@@ -33,7 +34,7 @@ func findCall(t *testing.T, l logJSON, server, tool string) logEntryJSON {
 		}
 	}
 	t.Fatalf("no tools/call of %s/%s in the log: %+v", server, tool, l.Entries)
-	return logEntryJSON{}
+	return serve.LogEntryJSON{}
 }
 
 func TestLog(t *testing.T) {
@@ -59,7 +60,7 @@ func TestLog(t *testing.T) {
 	if e.Outcome != "ok" || e.HTTPStatus != 200 || e.BytesIn <= 0 || e.BytesOut <= 0 || e.DurationMs <= 0 || e.Time.IsZero() {
 		t.Errorf("the call's entry: %+v", e)
 	}
-	if !slices.ContainsFunc(l.Entries, func(e logEntryJSON) bool {
+	if !slices.ContainsFunc(l.Entries, func(e serve.LogEntryJSON) bool {
 		return (e.Method == "initialize" || e.Method == "server/discover") && e.Outcome == "ok"
 	}) {
 		t.Errorf("no initialize or server/discover in the log: %+v", l.Entries)

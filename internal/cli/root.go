@@ -25,16 +25,17 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/mcpgate/mcpgate/internal/names"
 	"github.com/spf13/cobra"
 )
 
 // Main runs mcpgate with args (without the program name) and returns the
-// exit code. An interrupt cancels the running command, which then closes
-// its sessions cleanly.
+// exit code. An interrupt or SIGTERM cancels the running command, which
+// then closes its sessions cleanly (serve --http drains first).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return run(ctx, args, NewIO(stdin, stdout, stderr), os.Getenv)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/serve"
@@ -15,13 +17,14 @@ import (
 
 type serveOptions struct {
 	Direct bool
+	HTTP   httpOptions
 }
 
 func newServeCmd(app *App) *cobra.Command {
 	opts := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the gateway to an agent host over stdio",
+		Short: "Serve the gateway to an agent host over stdio, or to many people over HTTP",
 		Long: strings.TrimSpace(`
 Run an MCP server on stdin and stdout for an agent host (Claude Code,
 Claude Desktop, Cursor, VS Code). It exposes one tool, mcp, that finds,
@@ -38,15 +41,41 @@ disable, the settings page) apply at once.
 
 Nothing but protocol messages is written to stdout; diagnostics go to
 stderr. Servers connect when first used (or at start with
-connectOnStartup).`),
+connectOnStartup).
+
+With --http ADDR it is instead one gateway for many people: the tenants,
+servers and inbound credentials of a deployment file (--deploy, else
+$MCPGATE_DEPLOY), state in its PostgreSQL database, served over Streamable
+HTTP at /mcp by as many replicas as you run. Every request carries an API
+key (mcpgate keys create) or a JWT of the deployment's OIDC issuer; people
+sign in to their servers through the gateway's own pages. Every replica
+needs the same $MCPGATE_SECRET_KEY. SIGTERM drains: /readyz fails, then the
+listener closes after --drain-delay, and calls in flight get up to
+--drain-timeout. See docs/deploy.md.`),
 		Example: examples(`
-  claude mcp add mcpgate -- mcpgate serve`),
+  claude mcp add mcpgate -- mcpgate serve
+  MCPGATE_SECRET_KEY=... mcpgate serve --http 127.0.0.1:8080 --deploy deploy.json --audit-log -`),
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.HTTP.Addr != "" {
+				return runServeHTTP(cmd.Context(), app, opts)
+			}
+			for _, name := range []string{"deploy", "ops-addr", "drain-delay", "drain-timeout", "audit-log"} {
+				if cmd.Flags().Changed(name) {
+					return usageErrorf("--%s is for serving over HTTP: add --http ADDR", name)
+				}
+			}
 			return runServe(cmd.Context(), app, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Direct, "direct", false, "expose every enabled tool, prompt and resource instead of the mcp gateway tool")
+	f := cmd.Flags()
+	f.BoolVar(&opts.Direct, "direct", false, "expose every enabled tool, prompt and resource instead of the mcp gateway tool")
+	f.StringVar(&opts.HTTP.Addr, "http", "", "serve many people over Streamable HTTP on `ADDR` (host:port) instead of one host on stdio")
+	f.StringVar(&opts.HTTP.Deploy, "deploy", "", "with --http: the deployment `file` (default $"+config.EnvDeploy+")")
+	f.StringVar(&opts.HTTP.OpsAddr, "ops-addr", "", "with --http: also serve /metrics, /healthz and /readyz on `ADDR`, and /metrics only there")
+	f.DurationVar(&opts.HTTP.DrainDelay, "drain-delay", 0, "with --http: on SIGTERM, how long /readyz fails before the listener closes")
+	f.DurationVar(&opts.HTTP.DrainTimeout, "drain-timeout", 25*time.Second, "with --http: on SIGTERM, how long requests in flight may still run")
+	f.StringVar(&opts.HTTP.AuditLog, "audit-log", "", "with --http: append the audit log to `PATH` (created 0600), or - for stderr")
 	return cmd
 }
 

@@ -24,14 +24,14 @@ type RoundRobin struct {
 	// URL is the balancer's address, http://127.0.0.1:<port>.
 	URL string
 
-	srv      *httptest.Server
+	srv  *httptest.Server
+	next atomic.Uint64
+
+	mu       sync.Mutex
 	backends []*url.URL
 	proxies  []*httputil.ReverseProxy
-	next     atomic.Uint64
-
-	mu   sync.Mutex
-	down map[int]bool
-	hits []int
+	down     map[int]bool
+	hits     []int
 }
 
 // StartRoundRobin starts a balancer in front of the given base URLs
@@ -39,18 +39,9 @@ type RoundRobin struct {
 // test ends.
 func StartRoundRobin(t testing.TB, backends ...string) *RoundRobin {
 	t.Helper()
-	rr := &RoundRobin{down: make(map[int]bool), hits: make([]int, len(backends))}
+	rr := &RoundRobin{down: make(map[int]bool)}
 	for _, b := range backends {
-		u, err := url.Parse(b)
-		if err != nil || u.Host == "" {
-			t.Fatalf("fake: round robin: backend %q is not a URL", b)
-		}
-		u = &url.URL{Scheme: u.Scheme, Host: u.Host}
-		p := httputil.NewSingleHostReverseProxy(u)
-		p.FlushInterval = -1
-		p.ErrorLog = log.New(io.Discard, "", 0) // a replica going down mid-request is expected
-		rr.backends = append(rr.backends, u)
-		rr.proxies = append(rr.proxies, p)
+		rr.Add(t, b)
 	}
 	hs, base, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(rr.serveHTTP))
 	if err != nil {
@@ -65,8 +56,34 @@ func StartRoundRobin(t testing.TB, backends ...string) *RoundRobin {
 	return rr
 }
 
+// Add puts another replica (a base URL) behind the balancer, after those
+// it has: a test that must tell replicas the balancer's URL starts it
+// with none and adds them once they listen.
+func (rr *RoundRobin) Add(t testing.TB, backend string) {
+	t.Helper()
+	u, err := url.Parse(backend)
+	if err != nil || u.Host == "" {
+		t.Fatalf("fake: round robin: backend %q is not a URL", backend)
+	}
+	u = &url.URL{Scheme: u.Scheme, Host: u.Host}
+	p := httputil.NewSingleHostReverseProxy(u)
+	p.FlushInterval = -1
+	p.ErrorLog = log.New(io.Discard, "", 0) // a replica going down mid-request is expected
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	rr.backends = append(rr.backends, u)
+	rr.proxies = append(rr.proxies, p)
+	rr.hits = append(rr.hits, 0)
+}
+
 func (rr *RoundRobin) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	rr.mu.Lock()
 	n := len(rr.proxies)
+	rr.mu.Unlock()
+	if n == 0 {
+		http.Error(w, "no replica is up", http.StatusBadGateway)
+		return
+	}
 	start := int(rr.next.Add(1)-1) % n
 	for i := range n {
 		idx := (start + i) % n
@@ -75,17 +92,18 @@ func (rr *RoundRobin) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		if !down {
 			rr.hits[idx]++
 		}
+		p := rr.proxies[idx]
 		rr.mu.Unlock()
 		if down {
 			continue
 		}
-		rr.proxies[idx].ServeHTTP(w, r)
+		p.ServeHTTP(w, r)
 		return
 	}
 	http.Error(w, "no replica is up", http.StatusBadGateway)
 }
 
-// SetDown marks replica i (in the order given to StartRoundRobin) down
+// SetDown marks replica i (in the order given to StartRoundRobin and Add) down
 // or up again. Requests already forwarded to it are not cut.
 func (rr *RoundRobin) SetDown(i int, down bool) {
 	rr.mu.Lock()

@@ -286,3 +286,23 @@ func syncDir(dir string) {
 		d.Close()
 	}
 }
+
+// FromEnv returns a Sealer for the key in $MCPGATE_SECRET_KEY only, for
+// processes that share their store with others on other machines (the
+// replicas of serve --http): a key found in a keyring or file of this
+// machine would seal what the others cannot open. Errors never contain a
+// key.
+func FromEnv(getenv func(string) string) (*Sealer, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	v := getenv(EnvKey)
+	if v == "" {
+		return nil, fmt.Errorf("%s is not set: every replica needs the same key, the base64 of %d random bytes (openssl rand -base64 %d)", EnvKey, KeySize, KeySize)
+	}
+	key, err := parseKey(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not the base64 of a %d-byte key", EnvKey, KeySize)
+	}
+	return New(key)
+}

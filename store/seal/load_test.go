@@ -345,3 +345,25 @@ func assertMode(t *testing.T, path string, want os.FileMode) {
 		t.Errorf("%s has mode %v, want %v", filepath.Base(path), got, want)
 	}
 }
+
+// TestFromEnvNeedsTheVariable: replicas sharing a store take the key from
+// the environment only, never from this machine's keyring or a new file.
+func TestFromEnvNeedsTheVariable(t *testing.T) {
+	k := key(7)
+	s, err := FromEnv(env(EnvKey, base64.StdEncoding.EncodeToString(k)))
+	if err != nil || s.KeyID() != mustNew(t, k).KeyID() {
+		t.Fatalf("FromEnv with the key set: %v", err)
+	}
+	keyringGet = func(string, string) (string, error) {
+		t.Error("FromEnv read the keyring")
+		return "", errors.New("no")
+	}
+	defer func() { keyringGet = keyring.Get }()
+	bad := "hunter2hunter2hunter2hunter2hunter2hunter2"
+	for v, want := range map[string]string{"": "is not set", bad: "is not the base64"} {
+		_, err := FromEnv(env(EnvKey, v))
+		if err == nil || !strings.Contains(err.Error(), EnvKey) || !strings.Contains(err.Error(), want) || (v != "" && strings.Contains(err.Error(), v)) {
+			t.Errorf("FromEnv with %s=%q: %v", EnvKey, v, err)
+		}
+	}
+}
