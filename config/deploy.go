@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -81,6 +82,11 @@ type Network struct {
 	// (10/8, 172.16/12, 192.168/16, fc00::/7). Loopback, link-local and
 	// cloud metadata addresses stay refused.
 	AllowPrivate bool
+	// Allow lists further ranges upstream servers may resolve to, in CIDR
+	// form: an internal server on a loopback or private address the
+	// operator trusts ("127.0.0.1/32" for a sidecar). Link-local and
+	// cloud metadata addresses stay refused whatever it lists.
+	Allow []netip.Prefix
 }
 
 // Tenant is one organisation using the gateway: its servers and limits.
@@ -192,12 +198,23 @@ func parseDeployment(path string, data []byte, getenv func(string) string) (*Dep
 		return nil, err
 	}
 	if raw, ok := lookup(top, "network"); ok {
-		members, err := strictObject("network", raw, []string{"allowPrivate"})
+		members, err := strictObject("network", raw, []string{"allowPrivate", "allow"})
 		if err != nil {
 			return nil, err
 		}
 		if err := optional(members, "network", "allowPrivate", &d.Network.AllowPrivate); err != nil {
 			return nil, err
+		}
+		var ranges []string
+		if err := optional(members, "network", "allow", &ranges); err != nil {
+			return nil, invalidf("network.allow: must be a list of address ranges such as \"10.20.0.0/16\"")
+		}
+		for _, r := range ranges {
+			p, err := netip.ParsePrefix(r)
+			if err != nil {
+				return nil, invalidf("network.allow: %q is not an address range such as \"10.20.0.0/16\"", r)
+			}
+			d.Network.Allow = append(d.Network.Allow, p.Masked())
 		}
 	}
 	return d, nil

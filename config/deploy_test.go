@@ -1,9 +1,11 @@
 package config_test
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,6 +162,8 @@ func TestDeploymentErrors(t *testing.T) {
 		{"both tenant mappings", `{"publicURL": "https://x.example", "auth": {"oidc": {"issuer": "https://login.example.com", "audience": "a", "tenant": "acme", "tenantClaim": "org"}}, "tenants": {"acme": {}}}`, []string{"tenantClaim and tenant: set one"}},
 		{"unknown OIDC tenant", `{"publicURL": "https://x.example", "auth": {"oidc": {"issuer": "https://login.example.com", "audience": "a", "tenant": "globex"}}, "tenants": {"acme": {}}}`, []string{`auth.oidc.tenant "globex": no such tenant`}},
 		{"network setting", `{"publicURL": "https://x.example", "network": {"allowPrivateRanges": true}, "tenants": {"acme": {}}}`, []string{`network: "allowPrivateRanges" is not a setting`}},
+		{"network range", `{"publicURL": "https://x.example", "network": {"allow": ["10.0.0.0/33"]}, "tenants": {"acme": {}}}`, []string{`network.allow: "10.0.0.0/33" is not an address range`}},
+		{"network ranges type", `{"publicURL": "https://x.example", "network": {"allow": "10.0.0.0/8"}, "tenants": {"acme": {}}}`, []string{"network.allow: must be a list of address ranges"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,5 +286,13 @@ func TestLoadDeployment(t *testing.T) {
 	}
 	if d.Path != path || d.Database != "postgres://db/x" {
 		t.Errorf("d = %+v", d)
+	}
+}
+
+func TestDeploymentNetworkAllow(t *testing.T) {
+	d := mustDeployment(t, `{"publicURL": "https://x.example", "network": {"allow": ["127.0.0.1/32", "10.20.3.4/16"]}, "tenants": {"acme": {}}}`)
+	want := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.20.0.0/16")}
+	if !slices.Equal(d.Network.Allow, want) {
+		t.Errorf("Allow = %v, want %v (masked)", d.Network.Allow, want)
 	}
 }

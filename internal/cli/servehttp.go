@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -141,10 +142,11 @@ func runServeHTTP(ctx context.Context, app *App, opts *serveOptions) error {
 // allowed is what the strict network policy lets servers reach beyond
 // public addresses.
 func allowed(d *config.Deployment) []netip.Prefix {
+	allow := slices.Clone(d.Network.Allow)
 	if d.Network.AllowPrivate {
-		return netpolicy.PrivateRanges()
+		allow = append(allow, netpolicy.PrivateRanges()...)
 	}
-	return nil
+	return allow
 }
 
 // openAudit opens the audit log --audit-log names: a file, "-" for

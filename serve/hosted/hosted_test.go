@@ -1,0 +1,327 @@
+package hosted_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/serve"
+	"github.com/mcpgate/mcpgate/serve/hosted"
+	"github.com/mcpgate/mcpgate/serve/inbound"
+	"github.com/mcpgate/mcpgate/serve/ops"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A sign-in started through replica A completes on B, a call through B
+// uses it, and a logout on B is seen by A within a second.
+func TestSignInOnOneReplicaServesAnother(t *testing.T) {
+	c := newCluster(t, nil)
+	a, b := c.replicas[0], c.replicas[1]
+	key := c.apiKey("acme", "alice")
+	viaA, viaB := c.host(a.URL, key), c.host(b.URL, key)
+
+	if got := stateOf(t, viaA, "notes"); got != "needs-auth" && got != "disconnected" {
+		t.Fatalf("before signing in, notes is %q", got)
+	}
+	c.signIn(viaA, "notes", b.URL)
+	if c.credential(hosted.Owner("acme", "alice"), "notes") == nil {
+		t.Fatal("the sign-in completed on B stored no credential for alice")
+	}
+	out := mustGW(t, viaB, map[string]any{"action": "call", "server": "notes", "tool": "echo", "arguments": map[string]any{"text": "from B"}})
+	if !strings.Contains(out, "from B") {
+		t.Fatalf("call through B: %q", out)
+	}
+	// A uses it too.
+	if out := mustGW(t, viaA, map[string]any{"action": "call", "server": "notes", "tool": "echo", "arguments": map[string]any{"text": "from A"}}); !strings.Contains(out, "from A") {
+		t.Fatalf("call through A: %q", out)
+	}
+
+	mustGW(t, viaB, map[string]any{"action": "logout", "server": "notes"})
+	loggedOut := time.Now()
+	for stateOf(t, viaA, "notes") != "needs-auth" {
+		if time.Since(loggedOut) > 10*time.Second {
+			t.Fatal("A never saw the logout made on B")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if took := time.Since(loggedOut); took > time.Second {
+		t.Errorf("A saw the logout made on B after %v, want within 1s", took)
+	}
+	if _, err := gw(t, viaA, map[string]any{"action": "call", "server": "notes", "tool": "echo", "arguments": map[string]any{"text": "x"}}); err == nil {
+		t.Error("a call through A worked after the logout")
+	}
+}
+
+// Two replicas that find the same rotating token expired at once make one
+// refresh between them, and both calls succeed with its result.
+func TestTwoReplicasRefreshOnce(t *testing.T) {
+	c := newCluster(t, nil)
+	a, b := c.replicas[0], c.replicas[1]
+	key := c.apiKey("acme", "alice")
+	viaA, viaB := c.host(a.URL, key), c.host(b.URL, key)
+	c.signIn(viaA, "notes", b.URL)
+	for _, cs := range []*mcp.ClientSession{viaA, viaB} {
+		mustGW(t, cs, map[string]any{"action": "call", "server": "notes", "tool": "echo", "arguments": map[string]any{"text": "warm"}})
+	}
+	before := c.auth.TokenRequests(fake.GrantRefreshToken)
+
+	c.auth.ExpireAccessTokens()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, cs := range []*mcp.ClientSession{viaA, viaB} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := gw(t, cs, map[string]any{"action": "call", "server": "notes", "tool": "echo", "arguments": map[string]any{"text": "after"}})
+			if err == nil && !strings.Contains(out, "after") {
+				err = fmt.Errorf("answer %q", out)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("call through replica %d after the expiry: %v", i, err)
+		}
+	}
+	if n := c.auth.TokenRequests(fake.GrantRefreshToken) - before; n != 1 {
+		t.Errorf("%d refresh grants for one expired token on two replicas, want 1", n)
+	}
+}
+
+// A person's upstream credential, servers and request log are theirs:
+// another person of the tenant, or anyone of another tenant, can neither
+// read, use nor list them. A server the tenant shares serves everyone in
+// it, and nobody outside.
+func TestTenantsAndPeopleAreIsolated(t *testing.T) {
+	c := newCluster(t, nil)
+	alice := c.host(c.rr.URL, c.apiKey("acme", "alice"))
+	bob := c.host(c.rr.URL, c.apiKey("acme", "bob"))
+	carol := c.host(c.rr.URL, c.apiKey("globex", "carol"))
+
+	c.signIn(alice, "notes", c.rr.URL)
+	c.signIn(alice, "team", c.rr.URL)
+	mustGW(t, alice, map[string]any{"action": "call", "server": "notes", "tool": "echo", "arguments": map[string]any{"text": "alice-only"}})
+
+	// Credentials are stored under their owner keys, nowhere else.
+	if c.credential("acme:alice", "notes") == nil || c.credential("acme", "team") == nil {
+		t.Fatal("the credentials are not under alice's and acme's owner keys")
+	}
+	for _, owner := range []string{"acme", "acme:bob", "globex", "globex:carol", "acme:alice:x", "acme:"} {
+		if c.credential(owner, "notes") != nil {
+			t.Errorf("owner %q holds a notes credential", owner)
+		}
+	}
+
+	// Bob cannot use alice's notes; carol cannot use acme's.
+	for name, cs := range map[string]*mcp.ClientSession{"bob": bob, "carol": carol} {
+		if got := stateOf(t, cs, "notes"); got == "ready" {
+			t.Errorf("%s's notes is ready on alice's sign-in", name)
+		}
+		if out, err := gw(t, cs, map[string]any{"action": "call", "server": "notes", "tool": "echo", "arguments": map[string]any{"text": "x"}}); err == nil {
+			t.Errorf("%s called notes without signing in: %q", name, out)
+		}
+	}
+	// The tenant's shared sign-in serves bob, and carol has no such server.
+	if out := mustGW(t, bob, map[string]any{"action": "call", "server": "team", "tool": "echo", "arguments": map[string]any{"text": "shared"}}); !strings.Contains(out, "shared") {
+		t.Errorf("bob's call of the shared server: %q", out)
+	}
+	out, err := gw(t, carol, map[string]any{"action": "call", "server": "team", "tool": "echo", "arguments": map[string]any{"text": "x"}})
+	if err == nil {
+		t.Errorf("carol called acme's team server: %q", out)
+	}
+	status := mustGW(t, carol, map[string]any{"action": "status"})
+	for _, other := range []string{"team", "open"} {
+		if strings.Contains(status, other+":") {
+			t.Errorf("globex's status lists acme's %s: %q", other, status)
+		}
+	}
+	if list := mustGW(t, carol, map[string]any{"action": "list"}); strings.Contains(list, "team") || strings.Contains(list, "open") {
+		t.Errorf("globex's list shows acme's servers: %q", list)
+	}
+
+	// Each person's log is their own.
+	logOf := func(credential string) []serve.LogEntryJSON {
+		t.Helper()
+		resp, err := bearer(credential).Get(c.rr.URL + "/api/log?last=100")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("/api/log: %d", resp.StatusCode)
+		}
+		var body struct{ Entries []serve.LogEntryJSON }
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		return body.Entries
+	}
+	aliceKey2 := c.apiKey("acme", "alice")
+	found := false
+	for _, e := range logOf(aliceKey2) {
+		found = found || e.Server == "notes" && e.Tool == "echo" && e.Outcome == "ok"
+	}
+	if !found {
+		t.Error("alice's log does not show her call of notes")
+	}
+	for name, key := range map[string]string{"bob": c.apiKey("acme", "bob"), "carol": c.apiKey("globex", "carol")} {
+		for _, e := range logOf(key) {
+			if e.Server == "notes" && e.Outcome == "ok" {
+				t.Errorf("%s's log shows a call of notes that succeeded: %+v", name, e)
+			}
+		}
+	}
+}
+
+// Every credential the gateway does not accept gets the same 401, and
+// nothing else happens: no workspace, no request upstream.
+func TestUnacceptedCredentialsGet401(t *testing.T) {
+	c := newCluster(t, &clusterOptions{replicas: 1})
+	r := c.replicas[0]
+	revoked := c.apiKey("acme", "mallory")
+	id, err := inbound.KeyID(revoked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.st.Keys().RevokeAPIKey(t.Context(), "acme", id, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	good := c.apiKey("acme", "alice")
+	unstored, _, err := inbound.NewKey("acme", "alice", "never stored")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := func(aud string, ttl time.Duration) map[string]any {
+		m := c.idp.Claims("alice-sub", aud, ttl)
+		m["org"], m["email"] = "acme", "alice@example.com"
+		return m
+	}
+	otherIssuer := fake.StartOIDCIssuer(t)
+	unknownTenant := claims(audience, time.Hour)
+	unknownTenant["org"] = "initech"
+	cases := map[string]string{
+		"missing":           "",
+		"not a credential":  "Bearer hello",
+		"wrong key secret":  "Bearer " + good[:len(good)-4] + "AAAA",
+		"unknown key":       "Bearer " + unstored,
+		"revoked key":       "Bearer " + revoked,
+		"basic scheme":      "Basic " + good,
+		"expired JWT":       "Bearer " + c.idp.Token(claims(audience, -time.Minute)),
+		"foreign audience":  "Bearer " + c.idp.Token(claims("another-service", time.Hour)),
+		"another issuer":    "Bearer " + otherIssuer.Token(claims(audience, time.Hour)),
+		"forged key ID":     "Bearer " + c.idp.Forge("made-up", claims(audience, time.Hour)),
+		"unknown tenant":    "Bearer " + c.idp.Token(unknownTenant),
+		"key in the query":  "",
+		"two authorization": "Bearer " + good,
+	}
+	upstream := func() int { return c.notes.Connects() + c.team.Connects() + c.open.Connects() }
+	before := upstream()
+	for name, header := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, path := range []string{"/mcp", "/api/log"} {
+				u := r.URL + path
+				if name == "key in the query" {
+					u += "?access_token=" + url.QueryEscape(good)
+				}
+				req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+				if path == "/api/log" {
+					req, _ = http.NewRequest(http.MethodGet, u, nil)
+				}
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				if header != "" {
+					req.Header.Set("Authorization", header)
+				}
+				if name == "two authorization" {
+					req.Header.Add("Authorization", "Bearer "+revoked)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(errors.Unwrap(err)) // not the URL, which may hold a key
+				}
+				got, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusUnauthorized {
+					t.Errorf("%s: %d %s, want 401", path, resp.StatusCode, got)
+				}
+				if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+					t.Errorf("%s: WWW-Authenticate %q", path, resp.Header.Get("WWW-Authenticate"))
+				}
+				if strings.Contains(string(got), "tools") || strings.Contains(string(got), "acme") {
+					t.Errorf("%s: the refusal says more than no: %q", path, got)
+				}
+			}
+		})
+	}
+	if n := upstream() - before; n != 0 {
+		t.Errorf("refused requests made %d connections upstream", n)
+	}
+	// Refusals are audited (coalesced per reason), never with the secret.
+	for _, event := range []ops.AuditEvent{ops.EventKeyRefused, ops.EventCredentialRefused} {
+		entries := c.auditedEventually(event, 1)
+		if len(entries) == 0 {
+			t.Errorf("no %s in the audit log", event)
+		}
+		for _, e := range entries {
+			if b, _ := json.Marshal(e); strings.Contains(string(b), good[len(good)-20:]) || strings.Contains(string(b), revoked[len(revoked)-20:]) {
+				t.Errorf("an audit entry holds a key's secret: %s", b)
+			}
+		}
+	}
+	// The good key works, and so does a good JWT.
+	mustGW(t, c.host(r.URL, good), map[string]any{"action": "status"})
+	mustGW(t, c.host(r.URL, c.idp.Token(claims(audience, time.Hour))), map[string]any{"action": "status"})
+}
+
+// Servers that resolve to cloud metadata, private or loopback addresses
+// the operator did not allow are refused before any packet is sent, and
+// the refusal is audited as the person's.
+func TestOutboundPolicyRefusesWhereServersMayNotGo(t *testing.T) {
+	c := newCluster(t, &clusterOptions{replicas: 1, extra: `
+		"metadata": {"url": "https://metadata.test/mcp", "auth": "none"},
+		"private": {"url": "https://internal.test/mcp", "auth": "none"},
+		"rebinding": {"url": "https://rebinding.test/mcp", "auth": "none"},
+		"literal": {"url": "https://[fd00::5]/mcp", "auth": "none"}`})
+	c.mu.Lock()
+	c.names["metadata.test"] = []netip.Addr{netip.MustParseAddr("169.254.169.254")}
+	c.names["internal.test"] = []netip.Addr{netip.MustParseAddr("10.1.2.3")}
+	c.names["rebinding.test"] = []netip.Addr{netip.MustParseAddr("127.0.0.2")}
+	c.mu.Unlock()
+	alice := c.host(c.replicas[0].URL, c.apiKey("acme", "alice"))
+	for _, server := range []string{"metadata", "private", "rebinding", "literal"} {
+		out, err := gw(t, alice, map[string]any{"action": "call", "server": server, "tool": "echo", "arguments": map[string]any{"text": "x"}})
+		if err == nil {
+			t.Errorf("%s: the call went through: %q", server, out)
+			continue
+		}
+		if !strings.Contains(out, "policy") && !strings.Contains(out, "not allowed") && !strings.Contains(out, "refused") {
+			t.Errorf("%s: the error does not say the network policy refused it: %q", server, out)
+		}
+	}
+	refused := c.auditedEventually(ops.EventPolicyRefused, 4)
+	targets := map[string]bool{}
+	for _, e := range refused {
+		if e.Tenant != "acme" || e.User != "alice" {
+			t.Errorf("a refusal is audited as %q/%q, not alice's", e.Tenant, e.User)
+		}
+		targets[e.Target] = true
+	}
+	for _, host := range []string{"metadata.test", "internal.test", "rebinding.test"} {
+		if !targets[host] {
+			t.Errorf("no audited refusal for %s (got %v)", host, targets)
+		}
+	}
+	// The allowed loopback server still works.
+	mustGW(t, alice, map[string]any{"action": "call", "server": "open", "tool": "echo", "arguments": map[string]any{"text": "ok"}})
+}
