@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"go.uber.org/goleak"
 )
 
@@ -23,9 +24,7 @@ type removingBinary struct{ m *testing.M }
 
 func (r removingBinary) Run() int {
 	code := r.m.Run()
-	if binary.dir != "" {
-		os.RemoveAll(binary.dir)
-	}
+	testbin.Remove()
 	return code
 }
 

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,48 +17,11 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 )
 
-// binary is the mcpgate command built once per test run (see
-// mcpgateBinary); TestMain removes it.
-var binary struct {
-	once      sync.Once
-	dir, path string
-	err       error
-}
-
-// mcpgateBinary builds ./cmd/mcpgate once per test run, with the race
-// detector when the tests have it, so processes are tested as people run
-// them and a race in one fails the test.
-func mcpgateBinary(t testing.TB) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the mcpgate binary")
-	}
-	binary.once.Do(func() {
-		binary.dir, binary.err = os.MkdirTemp("", "mcpgate-cli-test-")
-		if binary.err != nil {
-			return
-		}
-		binary.path = filepath.Join(binary.dir, "mcpgate")
-		if runtime.GOOS == "windows" {
-			binary.path += ".exe"
-		}
-		args := []string{"build", "-o", binary.path}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		build := exec.Command("go", append(args, "./cmd/mcpgate")...)
-		build.Dir = filepath.Join("..", "..")
-		if out, err := build.CombinedOutput(); err != nil {
-			binary.err = errors.New("go build: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if binary.err != nil {
-		t.Fatal(binary.err)
-	}
-	return binary.path
-}
+// mcpgateBinary is the mcpgate command, built once per test run.
+func mcpgateBinary(t testing.TB) string { return testbin.Mcpgate(t) }
 
 // procs runs the mcpgate binary as separate processes sharing one config
 // and data directory, the way a person's shell and their agents do. Each

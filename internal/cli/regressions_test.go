@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 )
 
 // stepUpDone signs in, meets a tool that needs more scope, signs in again
@@ -86,7 +87,7 @@ func TestStoreHoldsNoSignInStateInPlaintext(t *testing.T) {
 // process would hide such a race (its socket write is a release for the
 // race detector); a client in another process does not.
 func TestFakeFieldsRaceWithOtherProcesses(t *testing.T) {
-	if !raceEnabled {
+	if !testbin.Race {
 		t.Skip("shows only with -race")
 	}
 	as := fake.StartAuth(t, nil)

@@ -61,7 +61,12 @@ func addCatalog(s *Server) {
 		Name:        "echo",
 		Description: "Echoes the given text back.",
 		Annotations: readOnly(),
-	}, echo)
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		s.mu.Lock()
+		s.echoes[in.Text]++
+		s.mu.Unlock()
+		return echo(ctx, req, in)
+	})
 	addTool(s, &mcp.Tool{
 		Name:        "add",
 		Description: "Adds two numbers.",

@@ -105,6 +105,7 @@ type Server struct {
 	unauthorized  int
 	inFlight      map[string]int // tool name → handlers running
 	cancellations []string
+	echoes        map[string]int // echo's text → times it ran
 
 	prot protection // OAuth protection, see protected.go
 }
@@ -145,6 +146,7 @@ func newServer(opts *Options) (*Server, error) {
 		expired:  make(map[string]bool),
 		requests: make(map[string]int),
 		inFlight: make(map[string]int),
+		echoes:   make(map[string]int),
 	}
 	if opts != nil {
 		s.opts = *opts
@@ -323,6 +325,15 @@ func (s *Server) InFlight(tool string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.inFlight[tool]
+}
+
+// Echoes returns how many times the echo tool ran with this text: a test
+// that gives every call a text of its own sees whether any ran twice, or
+// was reported done without running.
+func (s *Server) Echoes(text string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.echoes[text]
 }
 
 // Cancellations returns the names of the tools whose calls were cancelled by

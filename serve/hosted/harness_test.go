@@ -1,7 +1,9 @@
 package hosted_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -9,14 +11,19 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/netpolicy"
 	"github.com/mcpgate/mcpgate/serve/hosted"
 	"github.com/mcpgate/mcpgate/serve/inbound"
@@ -48,25 +55,31 @@ type cluster struct {
 	idp      *fake.OIDCIssuer
 	deploy   *config.Deployment
 	names    map[string][]netip.Addr // the resolver seam
+	doc      string                  // the deployment file
+	st       *postgres.Store         // the test's own handle on the database
 	replicas []*replica
 
 	mu    sync.Mutex
 	audit []ops.AuditEntry
 }
 
+// replica is one replica: in this process (g set) or an mcpgate serve
+// --http process (proc set).
 type replica struct {
-	g   *hosted.Gateway
-	st  *postgres.Store
-	URL string
+	URL  string
+	g    *hosted.Gateway
+	proc *exec.Cmd
+	out  *syncBuffer // the process's stderr
 }
 
 // audience is the JWT audience the deployment accepts.
 const audience = "mcpgate-test"
 
 type clusterOptions struct {
-	replicas int
-	auth     *fake.AuthOptions
-	extra    string // further JSON members of tenant acme's mcpServers
+	replicas  int
+	processes bool // replicas are mcpgate serve --http processes
+	auth      *fake.AuthOptions
+	extra     string // further JSON members of tenant acme's mcpServers
 }
 
 func newCluster(t *testing.T, o *clusterOptions) *cluster {
@@ -109,27 +122,40 @@ func newCluster(t *testing.T, o *clusterOptions) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.deploy = d
+	c.deploy, c.doc = d, doc
+	c.st = c.openStore()
+	t.Cleanup(func() { c.st.Close() })
 	for range o.replicas {
-		c.addReplica()
+		if o.processes {
+			c.addProcess()
+		} else {
+			c.addReplica()
+		}
 	}
 	return c
+}
+
+// openStore opens a handle on the cluster's database.
+func (c *cluster) openStore() *postgres.Store {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sealer, err := seal.New(c.key)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	st, err := postgres.Open(ctx, c.dsn, sealer, nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return st
 }
 
 // addReplica starts one more replica behind the balancer.
 func (c *cluster) addReplica() *replica {
 	t := c.t
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	sealer, err := seal.New(c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := postgres.Open(ctx, c.dsn, sealer, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := c.openStore()
 	audit := ops.NewAudit(auditSink{c}, nil)
 	network, err := netpolicy.New(&netpolicy.Options{
 		Strict:   true,
@@ -154,7 +180,7 @@ func (c *cluster) addReplica() *replica {
 	}
 	srv := httptest.NewUnstartedServer(g.Handler())
 	srv.Start()
-	r := &replica{g: g, st: st, URL: srv.URL}
+	r := &replica{g: g, URL: srv.URL}
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -215,7 +241,7 @@ func (c *cluster) apiKey(tenant, user string) string {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if err := c.replicas[0].st.Keys().CreateAPIKey(c.t.Context(), rec); err != nil {
+	if err := c.st.Keys().CreateAPIKey(c.t.Context(), rec); err != nil {
 		c.t.Fatal(err)
 	}
 	return key
@@ -369,7 +395,7 @@ func stateOf(t *testing.T, cs *mcp.ClientSession, server string) string {
 // credential is the stored credential of owner for server, or nil.
 func (c *cluster) credential(owner, server string) *store.Credential {
 	c.t.Helper()
-	cred, err := c.replicas[0].st.GetCredential(c.t.Context(), owner, server)
+	cred, err := c.st.GetCredential(c.t.Context(), owner, server)
 	if err != nil {
 		return nil
 	}
@@ -387,4 +413,82 @@ func (c *cluster) auditedEventually(event ops.AuditEvent, n int) []ops.AuditEntr
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// addProcess starts one more replica as `mcpgate serve --http` on the
+// deployment file, behind the balancer, and waits until it listens.
+func (c *cluster) addProcess() *replica {
+	t := c.t
+	t.Helper()
+	bin := testbin.Mcpgate(t)
+	dir := t.TempDir()
+	deploy := filepath.Join(dir, "deploy.json")
+	if err := os.WriteFile(deploy, []byte(c.doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--deploy", deploy, "--drain-timeout", "5s")
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir, "MCPGATE_KEYRING=off",
+		seal.EnvKey+"="+base64.StdEncoding.EncodeToString(c.key))
+	cmd.WaitDelay = 5 * time.Second
+	r := &replica{proc: cmd, out: &syncBuffer{}}
+	cmd.Stderr = r.out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cancel()
+			<-exited
+		}
+		cancel()
+		if strings.Contains(r.out.String(), "DATA RACE") {
+			t.Errorf("a replica had a data race:\n%s", r.out.String())
+		}
+	})
+	addr := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if m := addr.FindStringSubmatch(r.out.String()); m != nil {
+			r.URL = "http://" + m[1]
+			break
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("the replica exited (%v):\n%s", err, r.out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica did not listen within a minute:\n%s", r.out.String())
+		}
+	}
+	c.rr.Add(t, r.URL)
+	c.replicas = append(c.replicas, r)
+	return r
+}
+
+// syncBuffer is a bytes.Buffer safe for a process to write while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -21,10 +21,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// bothKinds runs f with replicas in this process, then with replicas that
+// are mcpgate serve --http processes.
+func bothKinds(t *testing.T, f func(t *testing.T, processes bool)) {
+	t.Run("in-process", func(t *testing.T) { f(t, false) })
+	t.Run("processes", func(t *testing.T) { f(t, true) })
+}
+
 // A sign-in started through replica A completes on B, a call through B
 // uses it, and a logout on B is seen by A within a second.
 func TestSignInOnOneReplicaServesAnother(t *testing.T) {
-	c := newCluster(t, nil)
+	bothKinds(t, signInOnOneReplicaServesAnother)
+}
+
+func signInOnOneReplicaServesAnother(t *testing.T, processes bool) {
+	c := newCluster(t, &clusterOptions{processes: processes})
 	a, b := c.replicas[0], c.replicas[1]
 	key := c.apiKey("acme", "alice")
 	viaA, viaB := c.host(a.URL, key), c.host(b.URL, key)
@@ -53,7 +64,9 @@ func TestSignInOnOneReplicaServesAnother(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if took := time.Since(loggedOut); took > time.Second {
+	took := time.Since(loggedOut)
+	t.Logf("A saw the logout made on B after %v", took)
+	if took > time.Second {
 		t.Errorf("A saw the logout made on B after %v, want within 1s", took)
 	}
 	if _, err := gw(t, viaA, map[string]any{"action": "call", "server": "notes", "tool": "echo", "arguments": map[string]any{"text": "x"}}); err == nil {
@@ -63,8 +76,10 @@ func TestSignInOnOneReplicaServesAnother(t *testing.T) {
 
 // Two replicas that find the same rotating token expired at once make one
 // refresh between them, and both calls succeed with its result.
-func TestTwoReplicasRefreshOnce(t *testing.T) {
-	c := newCluster(t, nil)
+func TestTwoReplicasRefreshOnce(t *testing.T) { bothKinds(t, twoReplicasRefreshOnce) }
+
+func twoReplicasRefreshOnce(t *testing.T, processes bool) {
+	c := newCluster(t, &clusterOptions{processes: processes})
 	a, b := c.replicas[0], c.replicas[1]
 	key := c.apiKey("acme", "alice")
 	viaA, viaB := c.host(a.URL, key), c.host(b.URL, key)
@@ -194,7 +209,7 @@ func TestUnacceptedCredentialsGet401(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.st.Keys().RevokeAPIKey(t.Context(), "acme", id, time.Now()); err != nil {
+	if err := c.st.Keys().RevokeAPIKey(t.Context(), "acme", id, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	good := c.apiKey("acme", "alice")

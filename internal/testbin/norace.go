@@ -1,5 +1,5 @@
 //go:build !race
 
-package cli
+package testbin
 
 const raceEnabled = false

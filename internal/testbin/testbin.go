@@ -1,0 +1,69 @@
+// Package testbin builds the mcpgate command for tests that run it as
+// separate processes, the way people and operators do: once per test
+// binary, with the race detector when the tests have it, so a race in a
+// process fails its test too.
+//
+//	func TestMain(m *testing.M) { code := m.Run(); testbin.Remove(); os.Exit(code) }
+//	...
+//	bin := testbin.Mcpgate(t) // skips under -short
+package testbin
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// Race says the tests run with the race detector, and so does the binary.
+const Race = raceEnabled
+
+var binary struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// Mcpgate returns the path of ./cmd/mcpgate built for this test run. A
+// test under -short is skipped instead: the build takes a while.
+func Mcpgate(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the mcpgate binary")
+	}
+	binary.once.Do(func() {
+		binary.dir, binary.err = os.MkdirTemp("", "mcpgate-test-bin-")
+		if binary.err != nil {
+			return
+		}
+		binary.path = filepath.Join(binary.dir, "mcpgate")
+		if runtime.GOOS == "windows" {
+			binary.path += ".exe"
+		}
+		args := []string{"build", "-o", binary.path}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		_, here, _, _ := runtime.Caller(0)
+		build := exec.Command("go", append(args, "./cmd/mcpgate")...)
+		build.Dir = filepath.Join(filepath.Dir(here), "..", "..")
+		if out, err := build.CombinedOutput(); err != nil {
+			binary.err = errors.New("go build: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if binary.err != nil {
+		t.Fatal(binary.err)
+	}
+	return binary.path
+}
+
+// Remove deletes the binary, if one was built; TestMain calls it after
+// the tests ran.
+func Remove() {
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
+	}
+}
