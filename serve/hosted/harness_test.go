@@ -267,15 +267,21 @@ func (a *withAuth) RoundTrip(r *http.Request) (*http.Response, error) {
 // with credential.
 func (c *cluster) host(base, credential string) *mcp.ClientSession {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: bearer(credential), DisableStandaloneSSE: true}, nil)
+	cs, err := connect(base, credential)
 	if err != nil {
 		c.t.Fatalf("connecting a host to %s: %v", base, err)
 	}
 	c.t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// connect connects an agent host to base with credential; the caller
+// closes the session.
+func connect(base, credential string) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: bearer(credential), DisableStandaloneSSE: true}, nil)
 }
 
 // gw calls the gateway tool and returns its text; isError results are

@@ -1,0 +1,115 @@
+package hosted_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Killing one replica while calls run through the balancer loses no call:
+// every call reported done ran exactly once on the server, every call
+// that was cut is reported failed (and ran at most once), and the calls
+// after it go to the replica that is left.
+func TestKillingAReplicaMidLoad(t *testing.T) {
+	c := newCluster(t, &clusterOptions{processes: true})
+	key := c.apiKey("acme", "alice")
+	const callers = 16
+
+	type outcome struct {
+		text string
+		ok   bool
+		late bool // started after the kill was noticed
+	}
+	var (
+		mu       sync.Mutex
+		outcomes []outcome
+		calls    atomic.Int64
+		killed   atomic.Bool
+		stop     = make(chan struct{})
+		wg       sync.WaitGroup
+	)
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cs, err := connect(c.rr.URL, key)
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					if cs != nil {
+						cs.Close()
+					}
+					return
+				default:
+				}
+				if cs == nil {
+					if cs, err = connect(c.rr.URL, key); err != nil {
+						cs = nil
+						time.Sleep(10 * time.Millisecond)
+						continue
+					}
+				}
+				text := fmt.Sprintf("call-%d-%d", i, n)
+				late := killed.Load()
+				out, err := gw(t, cs, map[string]any{"action": "call", "server": "open", "tool": "echo", "arguments": map[string]any{"text": text}})
+				mu.Lock()
+				outcomes = append(outcomes, outcome{text: text, ok: err == nil && strings.Contains(out, text), late: late})
+				mu.Unlock()
+				calls.Add(1)
+				if err != nil {
+					cs.Close() // a host whose call failed starts afresh
+					cs = nil
+				}
+			}
+		}()
+	}
+	waitFor := func(n int64) {
+		deadline := time.Now().Add(60 * time.Second)
+		for calls.Load() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d calls in a minute", calls.Load())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitFor(300)
+	a := c.replicas[0]
+	if err := a.proc.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := calls.Load()
+	// The balancer's health check notices a moment later.
+	time.Sleep(100 * time.Millisecond)
+	c.rr.SetDown(0, true)
+	killed.Store(true)
+	waitFor(killedAt + 300)
+	close(stop)
+	wg.Wait()
+
+	var ok, failed, lateOK int
+	for _, o := range outcomes {
+		n := c.open.Echoes(o.text)
+		switch {
+		case n > 1:
+			t.Errorf("%s ran %d times", o.text, n)
+		case o.ok && n != 1:
+			t.Errorf("%s was reported done but ran %d times", o.text, n)
+		}
+		if o.ok {
+			ok++
+			if o.late {
+				lateOK++
+			}
+		} else {
+			failed++
+		}
+	}
+	t.Logf("%d calls: %d done, %d reported failed (the kill came after %d)", len(outcomes), ok, failed, killedAt)
+	if lateOK == 0 {
+		t.Error("no call succeeded after the replica was killed")
+	}
+}
