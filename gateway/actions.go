@@ -408,7 +408,7 @@ func (g *Gateway) callStructured(ctx context.Context, in *Input, opts *manager.C
 	if in.Server == "" || in.Tool == "" {
 		return failure(g.modelError(in.Server, needs("server and tool", "call"))), nil
 	}
-	if t, err := g.m.Tool(ctx, in.Server, in.Tool); err == nil && g.tasks.required(in.Server, t) {
+	if t, ok := g.m.CachedTool(in.Server, in.Tool); ok && g.tasks.required(in.Server, t) {
 		return failure(g.modelError(in.Server, tasksRefusal(in.Server, in.Tool, ""))), nil
 	}
 	res, err := g.m.CallTool(ctx, in.Server, in.Tool, in.Arguments, opts)

@@ -493,3 +493,21 @@ func TestManyImagesAreBoundedTogether(t *testing.T) {
 		t.Errorf("%d images attached; text:\n%.600s", images, text)
 	}
 }
+
+// A call does not list the server's tools again first, even when its
+// catalog is never fresh (ttlMs 0, as go-sdk servers send): one round trip
+// per call, not two.
+func TestCallDoesNotRelistTheTools(t *testing.T) {
+	srv := fake.Start(t, nil)
+	g := newGateway(t, cfg("demo", srv.URL))
+	run(t, g, `{"action":"call","server":"demo","tool":"echo","arguments":{"text":"first"}}`)
+	lists := srv.Requests("tools/list")
+	for range 5 {
+		if out, isErr := run(t, g, `{"action":"call","server":"demo","tool":"echo","arguments":{"text":"again"}}`); isErr {
+			t.Fatalf("call: %s", out)
+		}
+	}
+	if n := srv.Requests("tools/list") - lists; n != 0 {
+		t.Errorf("5 calls listed the tools %d more times", n)
+	}
+}

@@ -43,6 +43,21 @@ func (m *Manager) Tool(ctx context.Context, id, name string) (*mcp.Tool, error) 
 	return nil, s.unknownTool(name)
 }
 
+// CachedTool returns the tool as the server's catalog last listed it,
+// without connecting or listing again: for a caller about to call it
+// anyway (CallTool checks the name itself), to whom a re-list of a
+// catalog that is never fresh (ttlMs 0) would cost a round trip per call.
+func (m *Manager) CachedTool(id, name string) (*mcp.Tool, bool) {
+	s, err := m.server(id)
+	if err != nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.catalog.tool(name)
+	return t, t != nil
+}
+
 // unknownTool explains why name cannot be used.
 func (s *server) unknownTool(name string) error {
 	s.mu.Lock()

@@ -44,7 +44,7 @@ import (
 // tenant shares one sign-in) and open (no sign-in); tenant globex has its
 // own notes, on the same remote server.
 type cluster struct {
-	t        *testing.T
+	t        testing.TB
 	dsn      string
 	key      []byte
 	rr       *fake.RoundRobin
@@ -82,7 +82,7 @@ type clusterOptions struct {
 	extra     string // further JSON members of tenant acme's mcpServers
 }
 
-func newCluster(t *testing.T, o *clusterOptions) *cluster {
+func newCluster(t testing.TB, o *clusterOptions) *cluster {
 	t.Helper()
 	if o == nil {
 		o = &clusterOptions{}
@@ -286,7 +286,7 @@ func connect(base, credential string) (*mcp.ClientSession, error) {
 
 // gw calls the gateway tool and returns its text; isError results are
 // returned as errors.
-func gw(t *testing.T, cs *mcp.ClientSession, args map[string]any) (string, error) {
+func gw(t testing.TB, cs *mcp.ClientSession, args map[string]any) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -307,7 +307,7 @@ func gw(t *testing.T, cs *mcp.ClientSession, args map[string]any) (string, error
 }
 
 // mustGW is gw that fails the test on an error.
-func mustGW(t *testing.T, cs *mcp.ClientSession, args map[string]any) string {
+func mustGW(t testing.TB, cs *mcp.ClientSession, args map[string]any) string {
 	t.Helper()
 	out, err := gw(t, cs, args)
 	if err != nil {
