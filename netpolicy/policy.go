@@ -169,6 +169,10 @@ func New(opts *Options) (*Transport, error) {
 			return t.dial(ctx, r, network, addr)
 		}
 		tr.TLSHandshakeTimeout = 10 * time.Second
+		// Many sessions (a shared gateway's many people) call the same
+		// few servers at once: with the default two idle connections per
+		// host, concurrent calls would dial anew each time.
+		tr.MaxIdleConnsPerHost = maxIdlePerHost
 		if roots != nil {
 			tr.TLSClientConfig = &tls.Config{RootCAs: roots}
 		}
@@ -176,6 +180,9 @@ func New(opts *Options) (*Transport, error) {
 	}
 	return t, nil
 }
+
+// maxIdlePerHost is how many idle connections to one server are kept.
+const maxIdlePerHost = 64
 
 // dialTimeout bounds one dial, and the name's resolution before it.
 const dialTimeout = 10 * time.Second

@@ -24,8 +24,9 @@ type RoundRobin struct {
 	// URL is the balancer's address, http://127.0.0.1:<port>.
 	URL string
 
-	srv  *httptest.Server
-	next atomic.Uint64
+	srv       *httptest.Server
+	next      atomic.Uint64
+	transport *http.Transport
 
 	mu       sync.Mutex
 	backends []*url.URL
@@ -39,7 +40,9 @@ type RoundRobin struct {
 // test ends.
 func StartRoundRobin(t testing.TB, backends ...string) *RoundRobin {
 	t.Helper()
-	rr := &RoundRobin{down: make(map[int]bool)}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 512
+	rr := &RoundRobin{down: make(map[int]bool), transport: tr}
 	for _, b := range backends {
 		rr.Add(t, b)
 	}
@@ -52,6 +55,7 @@ func StartRoundRobin(t testing.TB, backends ...string) *RoundRobin {
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
 		hs.Close()
+		tr.CloseIdleConnections()
 	})
 	return rr
 }
@@ -68,6 +72,8 @@ func (rr *RoundRobin) Add(t testing.TB, backend string) {
 	u = &url.URL{Scheme: u.Scheme, Host: u.Host}
 	p := httputil.NewSingleHostReverseProxy(u)
 	p.FlushInterval = -1
+	// A balancer keeps a pool to each replica, as big as its traffic.
+	p.Transport = rr.transport
 	p.ErrorLog = log.New(io.Discard, "", 0) // a replica going down mid-request is expected
 	rr.mu.Lock()
 	defer rr.mu.Unlock()

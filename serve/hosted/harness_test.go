@@ -278,10 +278,15 @@ func (c *cluster) host(base, credential string) *mcp.ClientSession {
 // connect connects an agent host to base with credential; the caller
 // closes the session.
 func connect(base, credential string) (*mcp.ClientSession, error) {
+	return connectWith(base, bearer(credential))
+}
+
+// connectWith connects an agent host to base with its HTTP client.
+func connectWith(base string, hc *http.Client) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	return mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: bearer(credential), DisableStandaloneSSE: true}, nil)
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 }
 
 // gw calls the gateway tool and returns its text; isError results are

@@ -3,6 +3,7 @@ package hosted_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"slices"
 	"strings"
@@ -28,18 +29,29 @@ const loadCallers = 200
 // (-benchtime 30s gives each side about 30 s of load.)
 func BenchmarkLoad(b *testing.B) {
 	c := newCluster(b, nil)
+	// Both sides' callers share a pool big enough for all of them.
+	pool := http.DefaultTransport.(*http.Transport).Clone()
+	pool.MaxIdleConnsPerHost = loadCallers
+	b.Cleanup(pool.CloseIdleConnections)
 	direct := make([]*mcp.ClientSession, loadCallers)
 	viaGateway := make([]*mcp.ClientSession, loadCallers)
 	for i := range loadCallers {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil).Connect(b.Context(),
-			&mcp.StreamableClientTransport{Endpoint: c.open.URL, DisableStandaloneSSE: true}, nil)
+			&mcp.StreamableClientTransport{Endpoint: c.open.URL, HTTPClient: &http.Client{Transport: pool}, DisableStandaloneSSE: true}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { cs.Close() })
 		direct[i] = cs
-		viaGateway[i] = c.host(c.rr.URL, c.apiKey("acme", fmt.Sprintf("user-%d", i)))
-		mustGW(b, viaGateway[i], map[string]any{"action": "call", "server": "open", "tool": "echo", "arguments": map[string]any{"text": "warm"}})
+		viaGateway[i], err = connectWith(c.rr.URL, &http.Client{Transport: &withAuth{credential: c.apiKey("acme", fmt.Sprintf("user-%d", i)), next: pool}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { viaGateway[i].Close() })
+		// The person's workspace opens on each replica.
+		for range c.replicas {
+			mustGW(b, viaGateway[i], map[string]any{"action": "call", "server": "open", "tool": "echo", "arguments": map[string]any{"text": "warm"}})
+		}
 	}
 	var results [2]loadResult
 	b.Run("direct", func(b *testing.B) {
