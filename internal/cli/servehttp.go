@@ -127,14 +127,25 @@ func runServeHTTP(ctx context.Context, app *App, opts *serveOptions) error {
 		go func() { opsDone <- opsSrv.Serve(opsLn) }()
 		defer func() { opsSrv.Close(); <-opsDone }()
 	}
-	fmt.Fprintf(app.IO.ErrOut, "mcpgate: serving %d tenants at %s; listening on %s\n", len(d.TenantIDs()), d.PublicURL, ln.Addr())
+	tenants := "tenants"
+	if len(d.TenantIDs()) == 1 {
+		tenants = "tenant"
+	}
+	fmt.Fprintf(app.IO.ErrOut, "mcpgate: serving %d %s at %s; listening on %s\n", len(d.TenantIDs()), tenants, d.PublicURL, ln.Addr())
 	if opsLn != nil {
 		fmt.Fprintf(app.IO.ErrOut, "mcpgate: metrics and probes on %s\n", opsLn.Addr())
 	}
+	stopDraining := context.AfterFunc(ctx, func() {
+		fmt.Fprintf(app.IO.ErrOut, "mcpgate: stopping: /readyz fails now; requests in flight have %v to finish\n", h.DrainDelay+h.DrainTimeout)
+	})
+	defer stopDraining()
 	err = ops.Serve(ctx, srv, ln, drain)
-	if errors.Is(err, ops.ErrDrainTimeout) {
+	switch {
+	case errors.Is(err, ops.ErrDrainTimeout):
 		fmt.Fprintln(app.IO.ErrOut, "mcpgate: the drain timed out; the requests still running were cut")
 		return nil
+	case err == nil:
+		fmt.Fprintln(app.IO.ErrOut, "mcpgate: drained and stopped")
 	}
 	return err
 }
