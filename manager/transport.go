@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -178,8 +179,13 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		obs.sending()
 	}
 	x := t.startExchange(req)
+	var keep *keepAlive
+	if req.Method == http.MethodPost {
+		req, keep = keepConnection(req)
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
+		keep.release()
 		x.finish(err)
 		return nil, err
 	}
@@ -188,7 +194,9 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	if req.Method == http.MethodPost {
 		obs.record(resp.StatusCode)
-		resp.Body = &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, x: x}
+		body := &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, x: x, keep: keep}
+		body.answer.sse = strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
+		resp.Body = body
 		listing := t.tools != nil && postMethod(req) == "tools/list"
 		switch ct := strings.ToLower(resp.Header.Get("Content-Type")); {
 		case strings.HasPrefix(ct, "text/event-stream"):
@@ -365,6 +373,45 @@ type boundedBody struct {
 	left int64
 	obs  *observation
 	x    *exchange
+
+	// For a POST: the answer watched for, and the connection kept once it
+	// has come.
+	keep   *keepAlive
+	answer rpcErrorScanner
+}
+
+// keepAlive lets a POST's connection outlive its caller's context once
+// the answer has arrived: the SDK's caller cancels as soon as it has the
+// answer, and a connection cancelled before the end of its stream (which
+// follows the answer by a moment) is closed instead of used again. Until
+// the answer, cancelling cancels the request, as it must (2026-07-28
+// servers see a cancelled call as its stream closing).
+type keepAlive struct {
+	answered atomic.Bool
+	stop     func() bool
+	cancel   context.CancelFunc
+}
+
+// keepConnection returns req on a context of its own, cancelled with
+// req's until keep sees the answer.
+func keepConnection(req *http.Request) (*http.Request, *keepAlive) {
+	parent := req.Context()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	k := &keepAlive{cancel: cancel}
+	k.stop = context.AfterFunc(parent, func() {
+		if !k.answered.Load() {
+			cancel()
+		}
+	})
+	return req.WithContext(ctx), k
+}
+
+// release ends the request's own context; nil does nothing.
+func (k *keepAlive) release() {
+	if k != nil {
+		k.stop()
+		k.cancel()
+	}
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
@@ -384,6 +431,12 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.left > 0 {
 		b.left -= int64(n)
 	}
+	if b.keep != nil && !b.answer.responded {
+		b.answer.feed(p[:n])
+		if b.answer.responded || b.answer.found {
+			b.keep.answered.Store(true)
+		}
+	}
 	if b.x != nil {
 		b.x.read(p[:n])
 		if err != nil {
@@ -394,9 +447,36 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 }
 
 func (b *boundedBody) Close() error {
-	err := b.rc.Close()
+	if b.obs == nil {
+		err := b.rc.Close()
+		b.x.finish(errBodyClosed)
+		return err
+	}
+	// A POST's stream ends a moment after its answer, which the SDK stops
+	// reading at: read the rest in the background, so the connection is
+	// kept for the next request instead of thrown away with the unread
+	// end of the stream.
 	b.x.finish(errBodyClosed)
-	return err
+	go func() {
+		drain(b.rc)
+		b.keep.release()
+	}()
+	return nil
+}
+
+// Bounds on reading the rest of a response the SDK has done with.
+const (
+	drainLimit = 64 << 10
+	drainWait  = 250 * time.Millisecond
+)
+
+// drain reads what is left of rc, at most drainLimit bytes for at most
+// drainWait, then closes it.
+func drain(rc io.ReadCloser) {
+	stop := time.AfterFunc(drainWait, func() { rc.Close() })
+	_, _ = io.CopyN(io.Discard, rc, drainLimit) // whatever it was, the body is closed next
+	stop.Stop()
+	rc.Close()
 }
 
 // defaultHTTPClient is used when Options.HTTPClient is nil: the network
