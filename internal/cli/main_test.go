@@ -15,6 +15,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	serveStdioEcho()
 	goleak.VerifyTestMain(removingBinary{m})
 }
 
