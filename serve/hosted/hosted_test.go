@@ -340,3 +340,43 @@ func TestOutboundPolicyRefusesWhereServersMayNotGo(t *testing.T) {
 	// The allowed loopback server still works.
 	mustGW(t, alice, map[string]any{"action": "call", "server": "open", "tool": "echo", "arguments": map[string]any{"text": "ok"}})
 }
+
+// The sign-in page's own form, as a browser posts it (Origin null under
+// the page's no-referrer policy, Sec-Fetch-Site same-origin), starts the
+// sign-in; a post from another site, or with a foreign Origin, is refused
+// and leaves the link usable.
+func TestSignInStartsOnlyFromItsOwnPage(t *testing.T) {
+	c := newCluster(t, &clusterOptions{replicas: 1})
+	alice := c.host(c.replicas[0].URL, c.apiKey("acme", "alice"))
+	link := c.authenticate(alice, "notes")
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	post := func(headers map[string]string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, link, nil)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for name, h := range map[string]map[string]string{
+		"another site":           {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+		"a foreign origin":       {"Origin": "https://evil.example"},
+		"null without the fetch": {"Origin": "null"},
+		"a sibling site":         {"Sec-Fetch-Site": "same-site", "Origin": "null"},
+	} {
+		if got := post(h); got != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", name, got)
+		}
+	}
+	if got := post(map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "null"}); got != http.StatusSeeOther {
+		t.Errorf("the page's own form: %d, want 303 to the authorization server", got)
+	}
+	if got := post(map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "null"}); got != http.StatusNotFound {
+		t.Errorf("the link used twice: %d, want 404", got)
+	}
+}

@@ -188,17 +188,24 @@ func (g *Gateway) serveCallback(w http.ResponseWriter, r *http.Request) {
 // sameOrigin reports whether a POST comes from a page of this gateway:
 // browsers say where a request comes from in Sec-Fetch-Site, and in
 // Origin.
+//
+// The page is served with Referrer-Policy no-referrer, so a browser posts
+// its form with "Origin: null": then only Sec-Fetch-Site same-origin
+// vouches for it.
 func sameOrigin(r *http.Request) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if site != "" && site != "same-origin" && site != "none" {
 		return false
 	}
-	if o := r.Header.Get("Origin"); o != "" {
+	switch o := r.Header.Get("Origin"); o {
+	case "":
+		return true
+	case "null":
+		return site == "same-origin"
+	default:
 		u, err := url.Parse(o)
-		if err != nil || u.Host != r.Host {
-			return false
-		}
+		return err == nil && u.Host == r.Host
 	}
-	return true
 }
 
 // pageHeaders are set on every page the gateway shows people.
