@@ -297,6 +297,7 @@ const everyKind = `{"type":"object","properties":{
 	"agree":{"type":"boolean","title":"I agree","default":true},
 	"news":{"type":"boolean"},
 	"size":{"type":"string","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]},
+	"tone":{"type":"string","enum":["calm","loud"]},
 	"city":{"type":"string","enum":["Oslo","Rome","Lima","Kyiv","Pune","Quito"],"default":"Rome"},
 	"toppings":{"type":"array","title":"Toppings","items":{"type":"string","enum":["ham","olives","basil"]},"default":["olives"]}
 },"required":["name","age","size","toppings"]}`
@@ -385,6 +386,14 @@ func TestQuestionPageDrawsEveryKindOfField(t *testing.T) {
 	if legend := textOf(elements(fieldOf(t, doc, "size"), byTag("legend"))[0]); legend != "size (required)" {
 		t.Errorf("size legend %q", legend)
 	}
+	// An optional one can be left unanswered, as it starts.
+	var tones []string
+	for _, c := range controls(doc, "field.tone") {
+		tones = append(tones, attrOf(c, "value")+"="+labelOf(t, doc, c))
+	}
+	if !slices.Equal(tones, []string{"=No answer", "calm=calm", "loud=loud"}) || !slices.Equal(checkedValues(doc, "field.tone"), []string{""}) {
+		t.Errorf("tone choices %v, checked %q", tones, checkedValues(doc, "field.tone"))
+	}
 	// Many choices are a select, with an empty choice for an optional
 	// field, and the default selected.
 	city := control(t, doc, "field.city")
@@ -463,7 +472,7 @@ func TestQuestionPageNotices(t *testing.T) {
 	p.putInteraction(&store.Interaction{ID: "answered", Tenant: "t", Server: "demo", Kind: store.KindQuestion, Payload: answered,
 		CreatedAt: time.Now(), Expiry: time.Now().Add(time.Minute)})
 	p.putInteraction(&store.Interaction{ID: "expired", Tenant: "t", Server: "demo", Kind: store.KindQuestion,
-		Payload: questionPayload(t, &store.Question{Server: "demo", Schema: json.RawMessage(`{"type":"object","properties":{}}`)}),
+		Payload:   questionPayload(t, &store.Question{Server: "demo", Schema: json.RawMessage(`{"type":"object","properties":{}}`)}),
 		CreatedAt: time.Now().Add(-time.Hour), Expiry: time.Now().Add(-time.Minute)})
 	p.putInteraction(&store.Interaction{ID: "login", Tenant: "t", Server: "demo", Kind: store.KindLogin, Payload: []byte(`{"user":"u"}`),
 		CreatedAt: time.Now(), Expiry: time.Now().Add(time.Minute)})
@@ -590,7 +599,7 @@ func TestQuestionPageAcceptsAWholeForm(t *testing.T) {
 	p.put("q", everyKind)
 	r := p.post("q", url.Values{"action": {"accept"},
 		"field.name": {"Grace"}, "field.email": {""}, "field.site": {""}, "field.born": {"1906-12-09"}, "field.meet": {""},
-		"field.ratio": {"0.75"}, "field.age": {"85"}, "field.size": {"l"}, "field.city": {""}, "field.toppings": {"ham", "basil"},
+		"field.ratio": {"0.75"}, "field.age": {"85"}, "field.size": {"l"}, "field.tone": {""}, "field.city": {""}, "field.toppings": {"ham", "basil"},
 		"field.agree": {"true"}, "unknown": {"ignored"}})
 	if r.status != http.StatusOK {
 		t.Fatalf("POST: %d %s", r.status, r.body)
