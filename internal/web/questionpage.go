@@ -216,17 +216,23 @@ func answeredNotice(w http.ResponseWriter, status int) {
 // sameOrigin reports whether a request comes from a page of this origin,
 // or from no page at all: the browser's Sec-Fetch-Site, where sent, and
 // Origin must say so.
+//
+// Origin "null" is what a browser sends for a form posted from a page
+// whose Referrer-Policy is no-referrer, as this page's is, so it counts
+// as this origin when Sec-Fetch-Site (which no page can set) says the
+// request is same-origin; without that, it may come from anywhere (a
+// sandboxed frame) and is refused.
 func sameOrigin(r *http.Request) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if site != "" && site != "same-origin" && site != "none" {
 		return false
 	}
-	if o := r.Header.Get("Origin"); o != "" {
-		u, err := url.Parse(o)
-		if err != nil || u.Host != r.Host {
-			return false
-		}
+	o := r.Header.Get("Origin")
+	if o == "" || o == "null" && site == "same-origin" {
+		return true
 	}
-	return true
+	u, err := url.Parse(o)
+	return err == nil && u.Host == r.Host
 }
 
 // formContent reads an accepted form's values as the content of an
