@@ -134,20 +134,17 @@ func (p *questionPage) answer(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	err := answerStored(r.Context(), p.opts.Store, nil, r.PathValue("id"), action, content)
-	switch mcpgate.CategoryOf(err) {
-	case "":
-	case mcpgate.CategoryInvalid:
-		writeQuestion(w, http.StatusBadRequest, q, fields, r.PostForm, clean(err.Error(), maxText))
-		return
-	case mcpgate.CategoryConflict:
-		answeredNotice(w, http.StatusConflict)
-		return
-	case mcpgate.CategoryNotFound:
-		goneNotice(w)
-		return
-	default:
-		p.failed(w, "writing an answer", q.Server, err)
+	if err := answerStored(r.Context(), p.opts.Store, nil, r.PathValue("id"), action, content); err != nil {
+		switch mcpgate.CategoryOf(err) {
+		case mcpgate.CategoryInvalid:
+			writeQuestion(w, http.StatusBadRequest, q, fields, r.PostForm, clean(err.Error(), maxText))
+		case mcpgate.CategoryConflict: // answered since lookup, in another tab or replica
+			answeredNotice(w, http.StatusConflict)
+		case mcpgate.CategoryNotFound:
+			goneNotice(w)
+		default:
+			p.failed(w, "writing an answer", q.Server, err)
+		}
 		return
 	}
 	server := clean(q.Server, maxName)
