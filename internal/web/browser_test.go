@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/internal/fake"
 )
@@ -358,5 +359,56 @@ func TestBrowserMultiSelectCard(t *testing.T) {
 	a := e.storedAnswer("multi", 5*time.Second)
 	if a == nil || a.Action != "accept" || fmt.Sprint(a.Content["colours"]) != "[r b]" {
 		t.Errorf("answer: %+v", a)
+	}
+}
+
+// TestBrowserQuestionPage: the page serve --http links a question to
+// works in a browser, which runs no script on it: the defaults are there,
+// it fits 375 px and follows the dark scheme, and the form the person
+// fills in reaches the store typed, through the browser's own Origin and
+// Sec-Fetch-Site.
+func TestBrowserQuestionPage(t *testing.T) {
+	p := newQPage(t)
+	p.put("q", everyKind)
+	b := newBrowser(t)
+	in := func(name string) chromedp.CSS { return chromedp.CSS(`[name="field.` + name + `"]`) }
+	b.run("opening the question", chromedp.Navigate(p.srv.URL+"/questions/q"), chromedp.WaitVisible(in("name")))
+	if v := get(b, "reading the default", chromedp.Value(in("name"))); v != "Ada" {
+		t.Errorf("name shows %q, want the default Ada", v)
+	}
+	b.shot("desktop")
+
+	b.run("narrowing to 375 px", chromedp.EmulateViewport(375, 800))
+	if width := get(b, "measuring the page", chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); width > 375 {
+		t.Errorf("at 375 px the page is %d px wide", width)
+	}
+	b.shot("narrow")
+	light := get(b, "reading the light background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+	b.run("switching to dark", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+		})
+		return err
+	}))
+	if dark := get(b, "reading the dark background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); dark == light {
+		t.Errorf("the background stays %s in the dark scheme", dark)
+	}
+	b.shot("dark")
+
+	b.run("answering",
+		chromedp.SetValue(in("name"), "Grace"),
+		chromedp.SetValue(in("age"), "85"),
+		chromedp.Click(chromedp.CSS(`input[name="field.size"][value="l"]`)),
+		chromedp.Click(chromedp.CSS(`input[name="field.toppings"][value="ham"]`)),
+		chromedp.Click(in("agree")), // ticked by default: now not
+		chromedp.Click(chromedp.CSS(`button[value="accept"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#notice")),
+	)
+	b.waitText("#notice", "Your answer went to demo")
+	b.shot("sent")
+	want := map[string]any{"name": "Grace", "age": 85.0, "ratio": 0.5, "size": "l", "city": "Rome",
+		"toppings": []any{"ham", "olives"}, "agree": false, "news": false}
+	if a := p.answer("q"); a == nil || a.Action != "accept" || !cmp.Equal(a.Content, want) {
+		t.Errorf("stored %+v, want content %v", a, want)
 	}
 }

@@ -6,9 +6,13 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
+	"net/mail"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -44,6 +48,9 @@ type field struct {
 	// Type is string, number, integer, boolean, or array: a multi-select,
 	// whose answer is a list of Enum values.
 	Type string `json:"type"`
+	// Format is what text a string holds: email, uri, date or date-time
+	// (the formats MCP forms have), or "" for any text.
+	Format string `json:"format,omitempty"`
 	// Enum are the values to choose from; EnumTitles, when the schema
 	// gives them (oneOf/anyOf of const and title, or enumNames), what the
 	// page shows for each.
@@ -57,6 +64,30 @@ type field struct {
 	MaxLength  *int     `json:"maxLength,omitempty"`
 	MinItems   *int     `json:"minItems,omitempty"`
 	MaxItems   *int     `json:"maxItems,omitempty"`
+}
+
+// formats are the string formats MCP forms have: what the person is told
+// a value must be, and the check of it.
+var formats = map[string]struct {
+	what  string
+	valid func(string) bool
+}{
+	"email": {"an email address", func(s string) bool {
+		a, err := mail.ParseAddress(s)
+		return err == nil && a.Address == s
+	}},
+	"uri": {"an absolute URL, like https://example.com/", func(s string) bool {
+		u, err := url.Parse(s)
+		return err == nil && u.Scheme != "" && (u.Host != "" || u.Opaque != "")
+	}},
+	"date": {"a date, like 2026-12-31", func(s string) bool {
+		_, err := time.Parse(time.DateOnly, s)
+		return err == nil
+	}},
+	"date-time": {"a date and time with its offset from UTC, like 2026-12-31T09:30:00Z", func(s string) bool {
+		_, err := time.Parse(time.RFC3339, s)
+		return err == nil
+	}},
 }
 
 // maxChoices bounds the choices of one field.
@@ -121,6 +152,7 @@ func parseForm(raw json.RawMessage) ([]field, error) {
 		Properties map[string]struct {
 			choiceSchema
 			Type        string        `json:"type"`
+			Format      string        `json:"format"`
 			Title       string        `json:"title"`
 			Description string        `json:"description"`
 			Default     any           `json:"default"`
@@ -154,6 +186,9 @@ func parseForm(raw json.RawMessage) ([]field, error) {
 		switch p.Type {
 		case "string":
 			f.Enum, f.EnumTitles, err = p.choices()
+			if _, known := formats[p.Format]; known && len(f.Enum) == 0 {
+				f.Format = p.Format
+			}
 		case "number", "integer", "boolean":
 		case "array":
 			if p.Items == nil {
@@ -263,7 +298,9 @@ func (s *Server) storedQuestions(ctx context.Context) []*pending {
 	for _, in := range list {
 		q, fields, ok := question(in)
 		if !ok {
-			s.declineUndrawable(ctx, in)
+			if q, ok := storedQuestion(in); ok && q.Answer == nil {
+				declineUndrawable(ctx, s.opts.Questions, s.opts.Logger, in.ID)
+			}
 			continue
 		}
 		if q.Answer != nil {
@@ -275,74 +312,119 @@ func (s *Server) storedQuestions(ctx context.Context) []*pending {
 	return out
 }
 
-// declineUndrawable answers "decline" to a stored question whose form the
-// page cannot draw, so the call that asked goes on at once instead of
-// waiting its whole timeout for a card nobody sees.
-func (s *Server) declineUndrawable(ctx context.Context, in *store.Interaction) {
-	var q store.Question
-	if in.Kind != store.KindQuestion || json.Unmarshal(in.Payload, &q) != nil || q.Answer != nil {
-		return
-	}
-	q.Answer = &store.Answer{Action: "decline"}
-	payload, err := json.Marshal(&q)
-	if err != nil {
-		return
-	}
-	in.Payload = payload
-	if err := s.opts.Questions.PutInteraction(ctx, in); err != nil {
-		s.opts.Logger.Debug("declining a question the page cannot show", "error", clean(err.Error(), maxText))
+// declineUndrawable answers "decline" to a stored question whose form
+// cannot be drawn, so the call that asked goes on at once instead of
+// waiting its whole timeout for a form nobody sees.
+func declineUndrawable(ctx context.Context, st store.Store, logger *slog.Logger, id string) {
+	err := writeAnswer(ctx, st, id, func(*store.Interaction, *store.Question) (*store.Answer, error) {
+		return &store.Answer{Action: "decline"}, nil
+	})
+	if err != nil && mcpgate.CategoryOf(err) != mcpgate.CategoryConflict {
+		logger.Debug("declining a question that cannot be shown", "error", clean(err.Error(), maxText))
 	}
 }
 
-func question(in *store.Interaction) (*store.Question, []field, bool) {
+// storedQuestion reads the question an interaction holds; ok is false for
+// an interaction of another kind.
+func storedQuestion(in *store.Interaction) (q *store.Question, ok bool) {
 	if in.Kind != store.KindQuestion {
-		return nil, nil, false
+		return nil, false
 	}
-	var q store.Question
-	if json.Unmarshal(in.Payload, &q) != nil {
+	q = new(store.Question)
+	if json.Unmarshal(in.Payload, q) != nil {
+		return nil, false
+	}
+	return q, true
+}
+
+// question reads a stored question and its form; ok is false when it is
+// not a question, or its form cannot be drawn.
+func question(in *store.Interaction) (q *store.Question, fields []field, ok bool) {
+	q, ok = storedQuestion(in)
+	if !ok {
 		return nil, nil, false
 	}
 	fields, err := parseForm(q.Schema)
 	if err != nil {
 		return nil, nil, false
 	}
-	return &q, fields, true
+	return q, fields, true
 }
 
-// answerStored writes the person's answer into a stored question; the
-// process that asked picks it up.
-func (s *Server) answerStored(ctx context.Context, id, action string, content map[string]any) error {
-	if s.opts.Questions == nil {
-		return mcpgate.Errorf(mcpgate.CategoryNotFound, "this question is no longer waiting (the call ended)")
+// Errors of writing an answer, in the words the person sees.
+var (
+	errQuestionGone     = mcpgate.Errorf(mcpgate.CategoryNotFound, "this question is no longer waiting (the call ended)")
+	errQuestionAnswered = mcpgate.Errorf(mcpgate.CategoryConflict, "this question was already answered")
+)
+
+// answerLockName names the store's lock under which every answer is
+// written. The store has no compare-and-swap, so two answers to one
+// question (two tabs, two replicas) are serialized by it: the second
+// re-reads the first. One name for all questions, because the SQLite
+// store leaves a file behind for each name it has locked; answers are
+// rare and quick.
+const answerLockName = "mcpgate-question-answer"
+
+// writeAnswer writes into the stored question id the answer decide makes
+// of it, re-reading the question under [answerLockName] just before, so
+// that a question is answered once: a second answer is
+// CategoryConflict, a question that is gone (or expired, or not a
+// question) CategoryNotFound. The process that asked picks the answer up.
+func writeAnswer(ctx context.Context, st store.Store, id string, decide func(*store.Interaction, *store.Question) (*store.Answer, error)) error {
+	if st == nil {
+		return errQuestionGone
 	}
-	list, err := s.opts.Questions.Interactions(ctx, s.opts.Tenant)
+	unlock, err := st.Lock(ctx, answerLockName)
 	if err != nil {
+		return fmt.Errorf("waiting to write an answer: %w", err)
+	}
+	defer unlock()
+	in, err := st.Interaction(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return errQuestionGone
+	}
+	if err != nil {
+		return fmt.Errorf("reading the question: %w", err)
+	}
+	q, ok := storedQuestion(in)
+	if !ok {
+		return errQuestionGone
+	}
+	if q.Answer != nil {
+		return errQuestionAnswered
+	}
+	if q.Answer, err = decide(in, q); err != nil {
 		return err
 	}
-	for _, in := range list {
-		if in.ID != id {
-			continue
+	if in.Payload, err = json.Marshal(q); err != nil {
+		return fmt.Errorf("writing the answer: %w", err)
+	}
+	if err := st.PutInteraction(ctx, in); err != nil {
+		return fmt.Errorf("writing the answer: %w", err)
+	}
+	return nil
+}
+
+// answerStored writes the person's answer, checked against the form, into
+// a stored question. tenant, when not nil, is the only tenant whose
+// question may be answered.
+func answerStored(ctx context.Context, st store.Store, tenant *string, id, action string, content map[string]any) error {
+	return writeAnswer(ctx, st, id, func(in *store.Interaction, q *store.Question) (*store.Answer, error) {
+		if tenant != nil && in.Tenant != *tenant {
+			return nil, errQuestionGone
 		}
-		q, fields, ok := question(in)
-		if !ok {
-			break
-		}
-		if q.Answer != nil {
-			return mcpgate.Errorf(mcpgate.CategoryConflict, "this question was already answered")
+		fields, err := parseForm(q.Schema)
+		if err != nil {
+			return nil, errQuestionGone
 		}
 		ans := &store.Answer{Action: action}
 		if action == "accept" {
 			if ans.Content, err = checkAnswer(fields, content); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		q.Answer = ans
-		if in.Payload, err = json.Marshal(q); err != nil {
-			return err
-		}
-		return s.opts.Questions.PutInteraction(ctx, in)
-	}
-	return mcpgate.Errorf(mcpgate.CategoryNotFound, "this question is no longer waiting (the call ended)")
+		return ans, nil
+	})
 }
 
 // serveAnswer takes the person's answer to a card, checks it against the
@@ -363,7 +445,7 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
 			writeError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "action must be accept, decline or cancel"))
 			return
 		}
-		if err := s.answerStored(r.Context(), stored, req.Action, req.Content); err != nil {
+		if err := answerStored(r.Context(), s.opts.Questions, &s.opts.Tenant, stored, req.Action, req.Content); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -440,6 +522,9 @@ func checkAnswer(fields []field, content map[string]any) (map[string]any, error)
 			n := len([]rune(str))
 			if f.MinLength != nil && n < *f.MinLength || f.MaxLength != nil && n > *f.MaxLength {
 				return nil, bad("of the allowed length")
+			}
+			if str != "" && f.Format != "" && !formats[f.Format].valid(str) {
+				return nil, bad(formats[f.Format].what)
 			}
 		case "number", "integer":
 			num, ok := v.(float64)

@@ -50,6 +50,16 @@
 // answers with a redirect to the authorization server,
 // and the outcome reaches the page as a state change.
 //
+// # The question page
+//
+// [QuestionPage] is not part of the settings page: it is what `serve
+// --http` shows at /questions/{id}, on any replica, for a question a
+// server asked that the agent host could not show ([store.KindQuestion]).
+// It has no session: the random ID in the link is the capability. It is
+// a plain HTML form, drawn on the server with no script, and writes the
+// answer with the same function as the cards do, so a question is
+// answered once whichever way it is answered.
+//
 // # Example
 //
 //	ln, _ := net.Listen("tcp", "127.0.0.1:0")
