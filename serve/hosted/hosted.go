@@ -41,6 +41,7 @@ import (
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/web"
 	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/serve"
 	"github.com/mcpgate/mcpgate/serve/inbound"
@@ -178,7 +179,7 @@ func (g *Gateway) routes() http.Handler {
 	mux.Handle("/mcp", mcpRoute)
 	mux.Handle("/oauth/start/{id}", o.Metrics.Wrap("oauth-start", http.HandlerFunc(g.serveStart)))
 	mux.Handle("/oauth/callback", o.Metrics.Wrap("oauth-callback", http.HandlerFunc(g.serveCallback)))
-	mux.Handle("/questions/{id}", o.Metrics.Wrap("questions", g.questionPage()))
+	mux.Handle("/questions/{id}", o.Metrics.Wrap("questions", web.QuestionPage(&web.QuestionPageOptions{Store: o.Store, Logger: o.Logger})))
 	mux.Handle("/api/log", o.Metrics.Wrap("log", g.authenticated(http.HandlerFunc(g.serveLog))))
 	health := o.Health
 	if health == nil {

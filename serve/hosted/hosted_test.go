@@ -1,6 +1,7 @@
 package hosted_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -380,3 +382,82 @@ func TestSignInStartsOnlyFromItsOwnPage(t *testing.T) {
 		t.Errorf("the link used twice: %d, want 404", got)
 	}
 }
+
+// A question a remote server asks during a call reaches the host as a
+// link to the gateway's question page; the person answers there, through
+// the balancer (so on any replica), and the call that waited goes on with
+// the answer.
+func TestQuestionsAreAnsweredOnTheGatewaysPage(t *testing.T) {
+	c := newCluster(t, nil)
+	links := make(chan string, 10)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if l := questionRE.FindString(req.Params.Message); l != "" {
+				links <- l
+			}
+		},
+	}).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: c.rr.URL + "/mcp", HTTPClient: bearer(c.apiKey("acme", "alice")), DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	answered := make(chan string, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp", Meta: mcp.Meta{"progressToken": "q1"},
+			Arguments: map[string]any{"action": "call", "server": "open", "tool": "ask"}})
+		switch {
+		case err != nil:
+			answered <- "error: " + err.Error()
+		case len(res.Content) == 0:
+			answered <- "no content"
+		default:
+			answered <- res.Content[0].(*mcp.TextContent).Text
+		}
+	}()
+	var link string
+	select {
+	case link = <-links:
+	case out := <-answered:
+		t.Fatalf("the call ended without a question link: %s", out)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no question link reached the host")
+	}
+	if !strings.HasPrefix(link, c.rr.URL+"/questions/") {
+		t.Fatalf("the link %q is not the gateway's page", link)
+	}
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), fake.AskMessage) {
+		t.Fatalf("the question page: %d %s", resp.StatusCode, page)
+	}
+	form := url.Values{"action": {"accept"}, "field.name": {"Grace"}, "field.lucky": {"9"}}
+	req, _ := http.NewRequest(http.MethodPost, link, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "null")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("answering: %d %s", resp.StatusCode, page)
+	}
+	select {
+	case out := <-answered:
+		if !strings.Contains(out, "accepted: name=Grace lucky=9") {
+			t.Errorf("the call ended with %q", out)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call did not go on after the answer")
+	}
+}
+
+var questionRE = regexp.MustCompile(`https?://[^\s"]+/questions/[A-Za-z0-9_-]+`)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/internal/web"
 	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/serve/ops"
 	"github.com/mcpgate/mcpgate/store"
@@ -229,7 +230,6 @@ button{font:inherit;padding:.5rem 1.2rem;border-radius:.4rem;border:1px solid #8
 .primary{background:#2563eb;color:#fff;border-color:#2563eb}
 .muted{color:#777;font-size:.9rem}
 </style></head><body>{{end}}
-{{define "notice"}}{{template "head" .}}<h1>{{.Title}}</h1><p>{{.Message}}</p></body></html>{{end}}
 {{define "confirm"}}{{template "head" .}}<h1>Sign in to {{.Server}}</h1>
 <p>Your agent asked to sign in to <strong>{{.Server}}</strong> through the mcpgate gateway of <strong>{{.Tenant}}</strong>,
 {{if .Shared}}for everyone in {{.Tenant}}: the account you sign in with will serve all of them.{{else}}for <strong>{{.User}}</strong>.{{end}}</p>
@@ -240,20 +240,10 @@ button{font:inherit;padding:.5rem 1.2rem;border-radius:.4rem;border:1px solid #8
 
 // notice shows a page with a title and a message.
 func notice(w http.ResponseWriter, status int, title, message string) {
-	pageHeaders(w)
-	w.WriteHeader(status)
-	_ = pages.ExecuteTemplate(w, "notice", map[string]string{"Title": title, "Message": message})
+	web.WriteNotice(w, status, title, message)
 }
 
 func confirmPage(w http.ResponseWriter, server, tenant, user string, shared bool) {
 	pageHeaders(w)
 	_ = pages.ExecuteTemplate(w, "confirm", map[string]any{"Title": "Sign in to " + server, "Server": server, "Tenant": tenant, "User": user, "Shared": shared})
-}
-
-// questionPage serves /questions/{id}: the question a server asked during
-// a person's call, and the form they answer it with.
-func (g *Gateway) questionPage() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		notice(w, http.StatusNotFound, "TODO", "pending internal/web.QuestionPage")
-	})
 }
