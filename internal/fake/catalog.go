@@ -138,6 +138,7 @@ func addCatalog(s *Server) {
 		Description: "Logs the given text at level info (to a client that asked for logs), then answers logged.",
 		Annotations: readOnly(),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in logIn) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "fake", Data: in.Text}); err != nil {
 			return nil, nil, err
 		}
