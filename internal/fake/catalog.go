@@ -49,6 +49,9 @@ type (
 	logIn struct {
 		Text string `json:"text" jsonschema:"the message to log"`
 	}
+	tallyIn struct {
+		Key string `json:"key" jsonschema:"what to count this execution under"`
+	}
 	bigIn struct {
 		Bytes float64 `json:"bytes" jsonschema:"how many bytes of text to return"`
 	}
@@ -111,6 +114,16 @@ func addCatalog(s *Server) {
 		return textResult(pattern(n)), nil, nil
 	})
 
+	addTool(s, &mcp.Tool{
+		Name:        "tally",
+		Description: "Counts one execution under the given key and answers the key.",
+		// Not idempotent: each execution counts.
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
+	}, func(_ context.Context, _ *mcp.CallToolRequest, in tallyIn) (*mcp.CallToolResult, any, error) {
+		s.tallyStarted(in.Key)
+		defer s.tallyFinished(in.Key)
+		return textResult(in.Key), nil, nil
+	})
 	addTool(s, &mcp.Tool{
 		Name:        "progress",
 		Description: "Works in steps of 20 ms, reporting progress after each (when the caller asked for progress), then answers done.",

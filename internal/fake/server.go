@@ -104,6 +104,7 @@ type Server struct {
 	deletes       int
 	unauthorized  int
 	inFlight      map[string]int // tool name → handlers running
+	tallies       map[string]*Tally
 	cancellations []string
 
 	prot protection // OAuth protection, see protected.go
@@ -145,6 +146,7 @@ func newServer(opts *Options) (*Server, error) {
 		expired:  make(map[string]bool),
 		requests: make(map[string]int),
 		inFlight: make(map[string]int),
+		tallies:  make(map[string]*Tally),
 	}
 	if opts != nil {
 		s.opts = *opts
@@ -331,6 +333,51 @@ func (s *Server) Cancellations() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.cancellations)
+}
+
+// Tally counts the executions of the tally tool under one key.
+type Tally struct {
+	// Started counts handler runs that began; Finished those that returned
+	// their result to the go-sdk (which may still fail to deliver it).
+	Started, Finished int
+}
+
+// Tally returns the executions of the tally tool with this key so far.
+func (s *Server) Tally(key string) Tally {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.tallies[key]; t != nil {
+		return *t
+	}
+	return Tally{}
+}
+
+// Tallies returns every key the tally tool was called with, and its counts.
+func (s *Server) Tallies() map[string]Tally {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]Tally, len(s.tallies))
+	for k, t := range s.tallies {
+		out[k] = *t
+	}
+	return out
+}
+
+func (s *Server) tallyStarted(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tallies[key]
+	if t == nil {
+		t = new(Tally)
+		s.tallies[key] = t
+	}
+	t.Started++
+}
+
+func (s *Server) tallyFinished(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tallies[key].Finished++
 }
 
 // ExpireSessions forgets every session issued so far, as a real server does
