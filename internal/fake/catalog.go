@@ -115,16 +115,6 @@ func addCatalog(s *Server) {
 	})
 
 	addTool(s, &mcp.Tool{
-		Name:        "tally",
-		Description: "Counts one execution under the given key and answers the key.",
-		// Not idempotent: each execution counts.
-		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
-	}, func(_ context.Context, _ *mcp.CallToolRequest, in tallyIn) (*mcp.CallToolResult, any, error) {
-		s.tallyStarted(in.Key)
-		defer s.tallyFinished(in.Key)
-		return textResult(in.Key), nil, nil
-	})
-	addTool(s, &mcp.Tool{
 		Name:        "progress",
 		Description: "Works in steps of 20 ms, reporting progress after each (when the caller asked for progress), then answers done.",
 		Annotations: readOnly(),
@@ -157,6 +147,19 @@ func addCatalog(s *Server) {
 		}
 		return textResult("logged"), nil, nil
 	})
+
+	if s.opts.Tally {
+		addTool(s, &mcp.Tool{
+			Name:        "tally",
+			Description: "Counts one execution under the given key and answers the key.",
+			// Not idempotent: each execution counts.
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
+		}, func(_ context.Context, _ *mcp.CallToolRequest, in tallyIn) (*mcp.CallToolResult, any, error) {
+			s.tallyStarted(in.Key)
+			defer s.tallyFinished(in.Key)
+			return textResult(in.Key), nil, nil
+		})
+	}
 
 	s.mcp.AddPrompt(&mcp.Prompt{
 		Name:        "greet",

@@ -18,8 +18,9 @@
 //     slow {seconds} (honours cancellation), fail (isError "the widget is
 //     broken"), ask (form elicitation, see [AskMessage]), big {bytes}
 //     (lines of 100 'x', see [MaxBigBytes]), progress {steps} (progress
-//     notifications), log {text} (a log message at info), tally {key}
-//     (counts its executions per key, see [Server.Tally]);
+//     notifications), log {text} (a log message at info); with
+//     [Options.Tally], tally {key} (counts its executions per key, see
+//     [Server.Tally]);
 //   - prompts: greet {name, required}, summarize {style, optional};
 //   - resources: fake://readme ([ReadmeText]), fake://data.json ([DataJSON]);
 //     the template fake://items/{id} ("item <id>").
@@ -61,7 +62,7 @@
 // server's tally tool counts executions per key ([Server.Tally]), so a
 // test can tell a lost call from one run twice.
 //
-//	srv := fake.Start(t, nil)
+//	srv := fake.Start(t, &fake.Options{Tally: true})
 //	p := fake.StartFaultProxy(t, srv.URL, &fake.FaultOptions{Seed: 1})
 //	// ... call tally {key: "k1"} at p.URL through the code under test ...
 //	if srv.Tally("k1").Started > 1 { t.Error("the call ran twice") }

@@ -117,7 +117,7 @@ func TestFaultProxyInjects(t *testing.T) {
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		for _, c := range cases {
 			t.Run(version+"/"+string(c.fault), func(t *testing.T) {
-				srv := fake.Start(t, nil)
+				srv := fake.Start(t, &fake.Options{Tally: true})
 				p := fake.StartFaultProxy(t, srv.URL, &fake.FaultOptions{
 					Plan: func(r *fake.FaultRequest) fake.Fault {
 						if r.Tool == "tally" {
@@ -191,7 +191,7 @@ func wholeAnswer(t *testing.T, err, rerr error, body []byte, copies int) {
 func TestFaultProxyJSONAnswers(t *testing.T) {
 	for _, fault := range []fake.Fault{fake.FaultTruncate, fake.FaultOversized, fake.FaultDuplicate} {
 		t.Run(string(fault), func(t *testing.T) {
-			srv := fake.Start(t, &fake.Options{JSONResponse: true})
+			srv := fake.Start(t, &fake.Options{JSONResponse: true, Tally: true})
 			p := fake.StartFaultProxy(t, srv.URL, &fake.FaultOptions{
 				Plan:           func(*fake.FaultRequest) fake.Fault { return fault },
 				OversizedBytes: 10 << 10,
@@ -227,7 +227,7 @@ func TestFaultProxyJSONAnswers(t *testing.T) {
 // TestFaultProxyRandomPlanIsSeeded: the random plan draws the same faults
 // for the same seed, mixes kinds, and counts each request once.
 func TestFaultProxyRandomPlanIsSeeded(t *testing.T) {
-	srv := fake.Start(t, &fake.Options{JSONResponse: true})
+	srv := fake.Start(t, &fake.Options{JSONResponse: true, Tally: true})
 	opts := &fake.FaultOptions{Seed: 42, Rate: 0.5, Kinds: []fake.Fault{fake.Fault503, fake.Fault429, fake.FaultLatency}, Latency: 1}
 	var runs [2][]fake.Fault
 	for i := range runs {

@@ -44,6 +44,10 @@ type Options struct {
 	// Server-to-client messages sent while a call is running (elicitation)
 	// then travel on the standalone GET stream instead.
 	JSONResponse bool
+	// Tally adds the tool tally {key}, which counts its executions per key
+	// ([Server.Tally]) and answers the key: how a soak tells a lost call
+	// from one run twice.
+	Tally bool
 
 	// OAuth protection (see protected.go). Auth, when set, requires on every
 	// request a live access token that Auth issued for exactly this server's

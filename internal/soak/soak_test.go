@@ -85,7 +85,7 @@ type outcome struct {
 func soak(t *testing.T, calls int, versions []string, seed uint64) {
 	goroutinesBefore, heapBefore := settle()
 
-	srv := fake.Start(t, &fake.Options{Versions: versions})
+	srv := fake.Start(t, &fake.Options{Versions: versions, Tally: true})
 	proxy := fake.StartFaultProxy(t, srv.URL, &fake.FaultOptions{
 		Seed:           seed,
 		Rate:           0.2,
