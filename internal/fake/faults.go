@@ -28,6 +28,9 @@ const (
 	FaultNone Fault = "none"
 	// FaultLatency waits up to [FaultOptions.Latency] first, then forwards.
 	FaultLatency Fault = "latency"
+	// FaultStall holds the request without forwarding or answering it
+	// until the client gives up (or the proxy closes): a black hole.
+	FaultStall Fault = "stall"
 	// FaultResetBefore resets the connection (TCP RST) before forwarding.
 	FaultResetBefore Fault = "reset-before"
 	// FaultResetAfter forwards, reads the backend's answer (up to the first
@@ -57,7 +60,7 @@ const (
 
 // Faults lists every fault but [FaultNone], the default of
 // [FaultOptions.Kinds].
-var Faults = []Fault{FaultLatency, FaultResetBefore, FaultResetAfter, Fault503, Fault429,
+var Faults = []Fault{FaultLatency, FaultStall, FaultResetBefore, FaultResetAfter, Fault503, Fault429,
 	FaultTruncate, FaultDuplicate, FaultSlowloris, FaultOversized}
 
 // FaultRequest is what a [FaultProxy] knows about a request when it
@@ -114,6 +117,8 @@ type FaultRecord struct {
 	// Status.
 	Sent, Forwarded bool
 	Status          int
+	// Ended says the proxy is done with the request.
+	Ended bool
 }
 
 // FaultProxy is a reverse proxy on 127.0.0.1 that injects faults into the
@@ -131,9 +136,12 @@ type FaultProxy struct {
 	tr      *http.Transport
 	http    *httptest.Server
 
-	mu      sync.Mutex
-	rng     *rand.Rand
-	records []FaultRecord // by Seq-1
+	closing   chan struct{} // closed by Close, ending stalls
+	closeOnce sync.Once
+	mu        sync.Mutex
+	rng       *rand.Rand
+	records   []FaultRecord // by Seq-1
+	calm      bool
 }
 
 // StartFaultProxy starts a [FaultProxy] in front of backend (an MCP
@@ -155,7 +163,7 @@ func NewFaultProxy(backend string, opts *FaultOptions) (*FaultProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &FaultProxy{backend: u,
+	p := &FaultProxy{backend: u, closing: make(chan struct{}),
 		// No keep-alive reuse problems to hide: each forwarded request may
 		// be cut, and a pool of its own is closed with the proxy.
 		tr: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
@@ -195,9 +203,18 @@ func NewFaultProxy(backend string, opts *FaultOptions) (*FaultProxy, error) {
 // Close stops the proxy, cutting every connection through it, and waits
 // for its handlers to return.
 func (p *FaultProxy) Close() {
+	p.closeOnce.Do(func() { close(p.closing) })
 	p.http.CloseClientConnections()
 	p.http.Close()
 	p.tr.CloseIdleConnections()
+}
+
+// Calm stops injecting faults: requests from now on pass untouched.
+// Requests already held (FaultStall) stay held.
+func (p *FaultProxy) Calm() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calm = true
 }
 
 // Records returns what the proxy did to each request so far, in the order
@@ -228,15 +245,19 @@ func (p *FaultProxy) plan(req FaultRequest) (int, Fault, time.Duration) {
 	p.records = append(p.records, FaultRecord{FaultRequest: req})
 	var f Fault
 	var delay time.Duration
-	if p.opts.Plan == nil {
+	switch {
+	case p.calm:
+		f = FaultNone
+	case p.opts.Plan == nil:
 		f = FaultNone
 		if p.rng.Float64() < p.opts.Rate {
 			f = p.opts.Kinds[p.rng.IntN(len(p.opts.Kinds))]
 		}
 		delay = time.Duration(p.rng.Int64N(int64(p.opts.Latency) + 1))
 	}
+	calm := p.calm
 	p.mu.Unlock()
-	if p.opts.Plan != nil {
+	if p.opts.Plan != nil && !calm {
 		f = p.opts.Plan(&req)
 		if f == "" {
 			f = FaultNone
@@ -260,6 +281,7 @@ func (p *FaultProxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	seq, fault, delay := p.plan(describe(r.Method, body))
+	defer p.update(seq, func(r *FaultRecord) { r.Ended = true })
 
 	switch fault {
 	case FaultLatency:
@@ -270,6 +292,12 @@ func (p *FaultProxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
+	case FaultStall:
+		select {
+		case <-r.Context().Done():
+		case <-p.closing:
+		}
+		return
 	case FaultResetBefore:
 		reset(w)
 		return

@@ -2,11 +2,13 @@ package fake_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
 )
@@ -79,6 +81,11 @@ func TestFaultProxyInjects(t *testing.T) {
 		{fake.FaultLatency, true, func(t *testing.T, o outcome) { wholeAnswer(t, o.err, o.rerr, o.body, 1) }},
 		{fake.FaultSlowloris, true, func(t *testing.T, o outcome) { wholeAnswer(t, o.err, o.rerr, o.body, 1) }},
 		{fake.FaultDuplicate, true, func(t *testing.T, o outcome) { wholeAnswer(t, o.err, o.rerr, o.body, 2) }},
+		{fake.FaultStall, false, func(t *testing.T, o outcome) {
+			if o.err == nil {
+				t.Errorf("a stalled request was answered %d", o.resp.StatusCode)
+			}
+		}},
 		{fake.FaultResetBefore, false, func(t *testing.T, o outcome) {
 			if o.err == nil {
 				t.Errorf("the request was answered %d", o.resp.StatusCode)
@@ -132,7 +139,20 @@ func TestFaultProxyInjects(t *testing.T) {
 					session = openSession(t, srv.URL)
 				}
 				var o outcome
-				o.resp, o.err = faultClient(t).Do(tallyCall(t, p.URL, version, session, "k"))
+				req := tallyCall(t, p.URL, version, session, "k")
+				if c.fault == fake.FaultStall {
+					// The client gives up once the proxy holds the request.
+					ctx, cancel := context.WithCancel(req.Context())
+					defer cancel()
+					req = req.WithContext(ctx)
+					go func() {
+						defer cancel()
+						for len(p.Records()) == 0 && ctx.Err() == nil {
+							time.Sleep(time.Millisecond)
+						}
+					}()
+				}
+				o.resp, o.err = faultClient(t).Do(req)
 				if o.err == nil {
 					o.body, o.rerr = io.ReadAll(o.resp.Body)
 					o.resp.Body.Close()
