@@ -124,6 +124,10 @@ func (s *server) connectSerialized(ctx context.Context, a *attempt) {
 	current := a.epoch == s.epoch
 	s.mu.Unlock()
 
+	// ConnectTimeout bounds the whole attempt: a server that connects and
+	// then never lists its tools must not hold every caller after it.
+	ctx, cancel := context.WithTimeoutCause(ctx, s.m.opts.ConnectTimeout, errConnectTimeout)
+	defer cancel()
 	var sess *session
 	var err error
 	if current {
