@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,6 +40,55 @@ func TestConnectTimeoutBoundsTheFirstCatalog(t *testing.T) {
 			st := mustStatus(t, m, "s")
 			if st.State != mcpgate.StateError || st.Error == nil || st.Error.Category != mcpgate.CategoryTimeout {
 				t.Errorf("status = %s %+v, want error of category timeout", st.State, st.Error)
+			}
+		})
+	}
+}
+
+// TestCallDeadlineBoundsTheHealthCheck: a call whose connection breaks
+// makes the manager check the connection; when that check hangs, the call
+// still ends at its own deadline, while the check goes on without it.
+func TestCallDeadlineBoundsTheHealthCheck(t *testing.T) {
+	for _, gen := range generations {
+		t.Run(gen.name, func(t *testing.T) {
+			check := "ping"
+			if gen.versions == nil || gen.versions[0] >= "2026-07-28" {
+				check = "server/discover"
+			}
+			var armed atomic.Bool
+			srv := fake.Start(t, &fake.Options{Versions: gen.versions})
+			p := fake.StartFaultProxy(t, srv.URL, &fake.FaultOptions{Plan: func(r *fake.FaultRequest) fake.Fault {
+				switch {
+				case !armed.Load():
+					return fake.FaultNone
+				case r.Method == "tools/call":
+					return fake.FaultResetBefore
+				case r.Method == check:
+					return fake.FaultStall
+				}
+				return fake.FaultNone
+			}})
+			m := newManager(t, nil, cfg("s", p.URL))
+			if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
+				t.Fatal(err)
+			}
+			armed.Store(true)
+
+			_, err := m.CallTool(ctxT(t, time.Minute), "s", "echo", raw(`{"text":"hi"}`), &CallOptions{Timeout: 300 * time.Millisecond})
+			if err == nil {
+				t.Fatal("a call whose connection was reset succeeded")
+			}
+			// The check has no verdict yet: it hangs until its own bound,
+			// after which it would have retired the connection.
+			if st := mustStatus(t, m, "s"); st.State != mcpgate.StateReady {
+				t.Errorf("the call returned (%v) only once the hanging %s had ended: state %s", err, check, st.State)
+			}
+			stalled := false
+			for _, r := range p.Records() {
+				stalled = stalled || (r.Method == check && r.Fault == fake.FaultStall)
+			}
+			if !stalled {
+				t.Errorf("no %s reached the proxy: the connection was not checked", check)
 			}
 		})
 	}

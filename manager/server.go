@@ -260,6 +260,26 @@ func (s *server) probe(sess *session) {
 	s.drop(sess, mcpgate.StateError, classify(ctx, "checking the connection", err, obs))
 }
 
+// probeWithin checks sess as probe does, waiting for the verdict only as
+// long as ctx lasts: a caller's deadline holds even when the check hangs,
+// which then goes on in the background to its own bound.
+func (s *server) probeWithin(ctx context.Context, sess *session) {
+	if sess.ctx.Err() != nil {
+		return // closing: nothing to check, and its goroutines are being waited for
+	}
+	done := make(chan struct{})
+	sess.wg.Add(1)
+	go func() {
+		defer sess.wg.Done()
+		defer close(done)
+		s.probe(sess)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
 // streamLost checks the session in the background when an event stream
 // failed. Checks do not pile up: one in flight covers every loss until it
 // ends.
