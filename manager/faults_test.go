@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -89,6 +90,47 @@ func TestCallDeadlineBoundsTheHealthCheck(t *testing.T) {
 			}
 			if !stalled {
 				t.Errorf("no %s reached the proxy: the connection was not checked", check)
+			}
+		})
+	}
+}
+
+// TestCatalogRefreshIsBounded: a catalog listed again on use (expired,
+// or invalidated by list_changed) is bounded like a connect, even for a
+// caller that set no deadline of its own (a model's call through the
+// gateway looks its tool up first): a server that never answers the list
+// fails the lookup instead of hanging it and every lookup queued behind.
+func TestCatalogRefreshIsBounded(t *testing.T) {
+	for _, gen := range generations {
+		t.Run(gen.name, func(t *testing.T) {
+			var armed atomic.Bool
+			srv := fake.Start(t, &fake.Options{Versions: gen.versions})
+			p := fake.StartFaultProxy(t, srv.URL, &fake.FaultOptions{Plan: func(r *fake.FaultRequest) fake.Fault {
+				if armed.Load() && r.Method == "tools/list" {
+					return fake.FaultStall
+				}
+				return fake.FaultNone
+			}})
+			m := newManager(t, &Options{ConnectTimeout: 200 * time.Millisecond}, cfg("s", p.URL))
+			if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
+				t.Fatal(err)
+			}
+			armed.Store(true)
+			s, _ := m.server("s")
+			s.mu.Lock()
+			s.catalog.m[kindTools].invalid = true // as a list_changed does
+			s.mu.Unlock()
+
+			done := make(chan error, 1)
+			go func() {
+				_, err := m.Tool(context.Background(), "s", "echo")
+				done <- err
+			}()
+			select {
+			case <-done:
+				// Either the old catalog or an error will do; hanging will not.
+			case <-time.After(30 * time.Second):
+				t.Fatal("looking a tool up hung on a catalog list the server never answers")
 			}
 		})
 	}
