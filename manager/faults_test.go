@@ -135,3 +135,49 @@ func TestCatalogRefreshIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestEventStreamReopensAfterOverload: a server that answers its event
+// stream (the standalone GET, subscriptions/listen) with 503 or 429 is
+// overloaded, not without a stream: the stream is opened again later,
+// and the server's change announcements reach the manager.
+func TestEventStreamReopensAfterOverload(t *testing.T) {
+	for _, gen := range generations {
+		for _, fault := range []fake.Fault{fake.Fault503, fake.Fault429} {
+			t.Run(gen.name+"/"+string(fault), func(t *testing.T) {
+				var refused atomic.Int32
+				srv := fake.Start(t, &fake.Options{Versions: gen.versions})
+				p := fake.StartFaultProxy(t, srv.URL, &fake.FaultOptions{Plan: func(r *fake.FaultRequest) fake.Fault {
+					stream := r.HTTPMethod == "GET" || r.Method == "subscriptions/listen"
+					if stream && refused.Load() < 2 {
+						refused.Add(1)
+						return fault
+					}
+					return fake.FaultNone
+				}})
+				opened := make(chan struct{}, 10)
+				m := newManager(t, &Options{
+					streamPolicy: reconnectPolicy{floor: time.Millisecond, initial: time.Millisecond, max: 10 * time.Millisecond,
+						stable: time.Second, perMinute: 100, failures: 5},
+					OnEventStream: func(_ string, open bool) {
+						if open {
+							opened <- struct{}{}
+						}
+					},
+				}, cfg("s", p.URL))
+				if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-opened:
+				case <-ctxT(t, 30*time.Second).Done():
+					t.Fatalf("the event stream was never opened after %d refusals with %s", refused.Load(), fault)
+				}
+				srv.AddTool("late", "added after connecting")
+				eventually(t, "the new tool to be listed", func() bool {
+					_, err := m.Tool(ctxT(t, 5*time.Second), "s", "late")
+					return err == nil
+				})
+			})
+		}
+	}
+}
