@@ -2,6 +2,9 @@ package manager
 
 import (
 	"context"
+	"errors"
+	"io"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -179,5 +182,43 @@ func TestEventStreamReopensAfterOverload(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// TestEventFilterDeliversOnlyWholeEvents: a response stream that ends in
+// the middle of an event, even one so large it was passed on as it came,
+// reaches the go-sdk as a broken stream, never as an event: the SDK's own
+// parser would take a last data line without its blank line as a whole
+// event, and a call cut there would be reported done.
+func TestEventFilterDeliversOnlyWholeEvents(t *testing.T) {
+	event := func(text string) string {
+		return "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}]}}\n\n"
+	}
+	small, large := event("hi"), event(strings.Repeat("x", 2*maxTappedEvent))
+	for _, c := range []struct {
+		name, body string
+		broken     bool
+	}{
+		{"whole events", small + large + small, false},
+		{"a small event without its blank line", small + small[:len(small)-1], true},
+		{"a large event without its blank line", small + large[:len(large)-1], true},
+		{"a large event cut in a line", small + large[:len(large)/2], true},
+		{"a small event cut in a line", small[:len(small)/2], true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := io.ReadAll(filterEvents(io.NopCloser(strings.NewReader(c.body)), false, nil))
+			if !c.broken {
+				if err != nil || string(out) != c.body {
+					t.Errorf("read %d bytes, %v; want the %d bytes unchanged", len(out), err, len(c.body))
+				}
+				return
+			}
+			if !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("a stream that ended in an event read as %v after %d bytes; want io.ErrUnexpectedEOF", err, len(out))
+			}
+			if !strings.HasPrefix(small+large, string(out)) && !strings.HasPrefix(c.body, string(out)) {
+				t.Errorf("the filter changed what it passed on")
+			}
+		})
 	}
 }

@@ -356,7 +356,9 @@ func (g *resumeGate) admit(ctx context.Context, t *sessionTransport) error {
 // would deliver them on another goroutine, after the answer. With
 // stripIDs, id lines are removed: a 2026-07-28 stream is never resumed (a
 // broken one loses its request), and without IDs the SDK reports a broken
-// stream at once instead of trying a GET the server does not serve.
+// stream at once instead of trying a GET the server does not serve. A body
+// that ends inside an event reads as io.ErrUnexpectedEOF: only whole
+// events are delivered as such.
 type eventFilter struct {
 	r        *bufio.Reader
 	rc       io.Closer
@@ -389,6 +391,12 @@ func (f *eventFilter) Read(p []byte) (int, error) {
 		}
 		f.err = err
 		f.line(line)
+		if errors.Is(err, io.EOF) && (f.passing || len(f.event) > 0) {
+			// The body ended inside an event: the stream broke. Said as
+			// EOF, the SDK would take what it got of a large event for a
+			// whole one.
+			f.err = io.ErrUnexpectedEOF
+		}
 	}
 	if len(f.out) > 0 {
 		n := copy(p, f.out)
