@@ -58,6 +58,7 @@ type Options struct {
 	// OnLog receives the log messages (notifications/message) servers send,
 	// with the ID of the server that sent them; nil drops them. The data is
 	// remote content: bound and sanitize it before showing it.
+	//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 	OnLog func(server string, msg *mcp.LoggingMessageParams)
 	// ClientMiddleware, when set, gives the go-sdk sending middleware for
 	// the sessions of a server (tracing: a span per upstream request, its

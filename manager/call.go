@@ -266,7 +266,7 @@ func (s *server) withSession(ctx context.Context, what string, idempotent bool, 
 			if !idempotent && !obs.unsent() {
 				e.Message += "; it may have run on the server, so it was not sent again"
 			}
-			s.probe(sess)
+			s.probeWithin(ctx, sess)
 		case e.Category == mcpgate.CategoryProtocol || errors.Is(err, mcp.ErrConnectionClosed):
 			// If the SDK gave up on the session, say so now rather than
 			// when the watcher gets to it.
@@ -274,6 +274,7 @@ func (s *server) withSession(ctx context.Context, what string, idempotent bool, 
 			case <-sess.ended:
 				s.drop(sess, mcpgate.StateError, e)
 			case <-time.After(time.Second):
+			case <-ctx.Done():
 			}
 		}
 		return e

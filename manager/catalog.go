@@ -206,6 +206,11 @@ func (r *refreshes) ask(k kind) (run bool) {
 func (s *server) refresh(ctx context.Context, sess *session, k kind, wait bool) error {
 	r := &sess.refresh
 	if r.ask(k) {
+		// Whoever waits on this refresh waits on this caller's context:
+		// bound it as a connect is, so a list the server never answers
+		// cannot hold a caller without a deadline, or those behind it.
+		ctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
+		defer cancel()
 		s.runRefreshes(ctx, sess, k)
 	} else if wait {
 		r.mu.Lock()

@@ -64,7 +64,9 @@ func (sessionEra) meta(mcp.Meta, bool)                            {}
 // started asks for log messages, which a session-era server sends only
 // once the client set a level.
 func (sessionEra) started(ctx context.Context, sess *session, wantLogs bool) {
+	//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 	if wantLogs && sess.caps.Logging != nil {
+		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 		sess.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
 	}
 }
@@ -77,6 +79,7 @@ func (statelessEra) check(ctx context.Context, sess *session) error { return ses
 func (statelessEra) forgotten(error) bool                           { return false }
 func (statelessEra) meta(m mcp.Meta, wantLogs bool) {
 	if wantLogs {
+		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 		m[mcp.MetaKeyLogLevel] = "info"
 	}
 }
@@ -392,6 +395,7 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	}
 	if m.opts.OnLog != nil {
 		st.log = func(raw json.RawMessage) {
+			//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 			var p mcp.LoggingMessageParams
 			if json.Unmarshal(raw, &p) == nil {
 				m.opts.OnLog(s.id, &p)
@@ -417,6 +421,7 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged(sess, kindTools) },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.listChanged(sess, kindPrompts) },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { s.listChanged(sess, kindResources) },
+		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			if m.opts.OnLog != nil && req.Params != nil {
 				m.opts.OnLog(s.id, req.Params)

@@ -398,6 +398,7 @@ func TestProgressLogsAndTemplates(t *testing.T) {
 			srv := fake.Start(t, &fake.Options{Versions: g.versions})
 			var mu sync.Mutex
 			var logs []string
+			//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 			m := newManager(t, &Options{OnLog: func(server string, msg *mcp.LoggingMessageParams) {
 				mu.Lock()
 				defer mu.Unlock()

@@ -96,8 +96,11 @@ func (s *server) answer(ctx context.Context, what string, reqs mcp.InputRequestM
 				res.Content = withDefaults(p.RequestedSchema, res.Content)
 			}
 			out[k] = res
+		//lint:ignore SA1019 2026-07-28 servers may still ask for roots and sampling during its deprecation window (SEP-2577); we answer them
 		case *mcp.ListRootsParams:
+			//lint:ignore SA1019 2026-07-28 servers may still ask for roots and sampling during its deprecation window (SEP-2577); we answer them
 			out[k] = &mcp.ListRootsResult{Roots: []*mcp.Root{}}
+		//lint:ignore SA1019 2026-07-28 servers may still ask for roots and sampling during its deprecation window (SEP-2577); we answer them
 		case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
 			return nil, &mcpgate.Error{Category: mcpgate.CategoryProtocol,
 				Message: what + ": the server asked mcpgate to run a language model for it (sampling), which mcpgate does not offer; declined"}

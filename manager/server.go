@@ -124,6 +124,10 @@ func (s *server) connectSerialized(ctx context.Context, a *attempt) {
 	current := a.epoch == s.epoch
 	s.mu.Unlock()
 
+	// ConnectTimeout bounds the whole attempt: a server that connects and
+	// then never lists its tools must not hold every caller after it.
+	ctx, cancel := context.WithTimeoutCause(ctx, s.m.opts.ConnectTimeout, errConnectTimeout)
+	defer cancel()
 	var sess *session
 	var err error
 	if current {
@@ -254,6 +258,26 @@ func (s *server) probe(sess *session) {
 		return
 	}
 	s.drop(sess, mcpgate.StateError, classify(ctx, "checking the connection", err, obs))
+}
+
+// probeWithin checks sess as probe does, waiting for the verdict only as
+// long as ctx lasts: a caller's deadline holds even when the check hangs,
+// which then goes on in the background to its own bound.
+func (s *server) probeWithin(ctx context.Context, sess *session) {
+	if sess.ctx.Err() != nil {
+		return // closing: nothing to check, and its goroutines are being waited for
+	}
+	done := make(chan struct{})
+	sess.wg.Add(1)
+	go func() {
+		defer sess.wg.Done()
+		defer close(done)
+		s.probe(sess)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // streamLost checks the session in the background when an event stream

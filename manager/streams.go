@@ -117,6 +117,7 @@ func (t *sessionTransport) syntheticStream(req *http.Request, es *eventStream) *
 // supervise feeds pw from the real stream, reopening it per the policy.
 // A server that offers no stream (405, another status, not SSE) ends
 // supervision quietly: its messages then arrive on POST responses only.
+// One that is overloaded (429, 5xx) is asked again later.
 func (t *sessionTransport) supervise(ctx context.Context, es *eventStream, pw *io.PipeWriter) {
 	defer func() { pw.CloseWithError(context.Cause(ctx)) }()
 	policy := t.policy
@@ -149,6 +150,14 @@ func (t *sessionTransport) supervise(ctx context.Context, es *eventStream, pw *i
 			resp.Body.Close()
 			failures++
 			t.streamLost(fmt.Errorf("%s: HTTP %d", es.what, resp.StatusCode))
+		case overloaded(resp.StatusCode):
+			// Busy or briefly down, not without a stream: open it again
+			// later, no sooner than the server asked.
+			resp.Body.Close()
+			failures++
+			retry = retryAfter(resp.Header.Get("Retry-After"), policy.max)
+			// What the server announces until then is lost.
+			broken = true
 		case resp.StatusCode < 200 || resp.StatusCode > 299 ||
 			!strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream"):
 			resp.Body.Close()
@@ -185,6 +194,28 @@ func (t *sessionTransport) supervise(ctx context.Context, es *eventStream, pw *i
 		case <-t.after(b.next(t.clock(), retry, lasted)):
 		}
 	}
+}
+
+// overloaded reports whether an HTTP status says the server is busy or
+// briefly unavailable: the statuses the go-sdk also treats as transient.
+func overloaded(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// retryAfter reads a Retry-After header's delay in seconds (RFC 9110
+// §10.2.3; the HTTP-date form is treated as absent), at most limit; zero
+// when there is none.
+func retryAfter(v string, limit time.Duration) time.Duration {
+	secs, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || secs <= 0 {
+		return 0
+	}
+	return min(time.Duration(min(secs, 86400))*time.Second, limit)
 }
 
 func (t *sessionTransport) streamOpen(open bool) {
@@ -325,7 +356,9 @@ func (g *resumeGate) admit(ctx context.Context, t *sessionTransport) error {
 // would deliver them on another goroutine, after the answer. With
 // stripIDs, id lines are removed: a 2026-07-28 stream is never resumed (a
 // broken one loses its request), and without IDs the SDK reports a broken
-// stream at once instead of trying a GET the server does not serve.
+// stream at once instead of trying a GET the server does not serve. A body
+// that ends inside an event reads as io.ErrUnexpectedEOF: only whole
+// events are delivered as such.
 type eventFilter struct {
 	r        *bufio.Reader
 	rc       io.Closer
@@ -358,6 +391,12 @@ func (f *eventFilter) Read(p []byte) (int, error) {
 		}
 		f.err = err
 		f.line(line)
+		if errors.Is(err, io.EOF) && (f.passing || len(f.event) > 0) {
+			// The body ended inside an event: the stream broke. Said as
+			// EOF, the SDK would take what it got of a large event for a
+			// whole one.
+			f.err = io.ErrUnexpectedEOF
+		}
 	}
 	if len(f.out) > 0 {
 		n := copy(p, f.out)

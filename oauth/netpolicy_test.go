@@ -122,8 +122,7 @@ func TestDiscoveryIsNotFollowedAnywhere(t *testing.T) {
 // metadata puts registration_endpoint on loopback gets no registration
 // sent there.
 func TestRegistrationEndpointOnLoopbackGetsNoPost(t *testing.T) {
-	var s *ssrfSetup
-	s = newSSRFSetup(t, func(*ssrfSetup) []string { return []string{"https://auth.example.test"} })
+	s := newSSRFSetup(t, func(*ssrfSetup) []string { return []string{"https://auth.example.test"} })
 	s.n.Serve("203.0.113.21", []string{"auth.example.test"}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/.well-known/oauth-authorization-server" {
 			http.NotFound(w, r)
@@ -152,8 +151,7 @@ func TestRegistrationEndpointOnLoopbackGetsNoPost(t *testing.T) {
 // the authorization server on 10.1.2.3), and opens nothing else
 // (registration on loopback is still refused).
 func TestPrivateAuthorizationServerWhenAllowed(t *testing.T) {
-	var s *ssrfSetup
-	s = newSSRFSetup(t, func(*ssrfSetup) []string { return []string{"https://auth.corp.test"} })
+	s := newSSRFSetup(t, func(*ssrfSetup) []string { return []string{"https://auth.corp.test"} })
 	var discovered atomic.Int32
 	s.n.Serve("10.1.2.3", []string{"auth.corp.test"}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/.well-known/oauth-authorization-server" {

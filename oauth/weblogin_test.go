@@ -23,10 +23,10 @@ func TestSignInBegunHereFinishesThere(t *testing.T) {
 	// Two replicas: two handles on one store, two clients of the same
 	// tenant (A begins, B finishes), and a third client of another tenant
 	// that must never see the credential.
-	stA, a := e.open()
+	stA, _ := e.open()
 	_, b := e.open()
 	cfg := oauthCfg("s", srv.URL)
-	a = oauth.New(&oauth.Options{Store: stA, Tenant: "acme:alice"})
+	a := oauth.New(&oauth.Options{Store: stA, Tenant: "acme:alice"})
 
 	var callbacks []url.Values
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

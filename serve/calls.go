@@ -211,6 +211,7 @@ func (c *call) notice(server, text string) {
 		return
 	}
 	c.queue(func() {
+		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 		c.ss.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Logger: "mcpgate", Data: text})
 	})
 	if token != nil {

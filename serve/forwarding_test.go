@@ -77,18 +77,22 @@ func TestLogsReachTheHostWithACallInFlight(t *testing.T) {
 
 func logsReachTheHost(t *testing.T, url string) {
 	each(t, func(t *testing.T, version string) {
+		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 		logs := make(chan *mcp.LoggingMessageParams, 10)
 		r := startHost(t, host{direct: true, version: version, client: &mcp.ClientOptions{
+			//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 			LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params },
 		}}, cfg("up", url))
 		ctx := ctx10(t)
 		if version < "2026-07-28" {
+			//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 			if err := r.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		params := &mcp.CallToolParams{Name: "mcp__up__chatty"}
 		if version >= "2026-07-28" {
+			//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 			params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
 		}
 		if res, err := r.cs.CallTool(ctx, params); err != nil || res.IsError {

@@ -52,6 +52,7 @@ func catalog(s *mcp.Server) {
 		})
 	s.AddTool(&mcp.Tool{Name: "chatty", Description: "Logs a line, then answers.", InputSchema: obj(`{}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "engine", Data: "hello from chatty"})
 			// The go-sdk client may handle a notification after a response
 			// that follows it at once; work after logging is the usual case.
@@ -120,6 +121,7 @@ func TestCapabilitiesAdvertisedBeforeAnythingIsListed(t *testing.T) {
 			if direct && (caps.Prompts == nil || caps.Resources == nil || !caps.Prompts.ListChanged || !caps.Resources.ListChanged) {
 				t.Errorf("direct: prompts or resources not advertised: %+v", caps)
 			}
+			//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 			if caps.Logging == nil {
 				t.Errorf("direct=%v: logging not advertised", direct)
 			}

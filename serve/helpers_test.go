@@ -38,7 +38,8 @@ func startHost(t *testing.T, h host, servers ...mcpgate.ServerConfig) *running {
 			return front.Elicit(ctx, r)
 		},
 		OnStateChange: func(st manager.Status) { front.StateChanged(st) },
-		OnLog:         func(server string, msg *mcp.LoggingMessageParams) { front.Log(server, msg) },
+		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
+		OnLog: func(server string, msg *mcp.LoggingMessageParams) { front.Log(server, msg) },
 	})
 	if err != nil {
 		t.Fatal(err)

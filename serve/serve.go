@@ -95,6 +95,7 @@ func New(opts *Options) *Front {
 	// what to ask for, before anything is registered (Direct mirrors
 	// lazily) and without any remote server being contacted.
 	caps := &mcp.ServerCapabilities{
+		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 		Logging: &mcp.LoggingCapabilities{},
 		Tools:   &mcp.ToolCapabilities{ListChanged: true},
 	}
@@ -261,10 +262,13 @@ const maxLogData = 4 << 10
 // Log forwards a remote server's log message to every host session with a
 // call in flight to that server (the host's log level applies), bounded
 // and sanitized. It never blocks; it is meant for manager.Options.OnLog.
+//
+//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 func (f *Front) Log(server string, msg *mcp.LoggingMessageParams) {
 	if msg == nil {
 		return
 	}
+	//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 	out := &mcp.LoggingMessageParams{Level: msg.Level, Logger: server, Data: logData(msg.Data)}
 	if l := mcpgate.Sanitize(msg.Logger, 80); l != "" {
 		out.Logger = server + "/" + l
@@ -280,6 +284,7 @@ func (f *Front) Log(server string, msg *mcp.LoggingMessageParams) {
 		ctx := c.attached
 		c.mu.Unlock()
 		if ctx != nil {
+			//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 			c.queue(func() { ss.Log(ctx, out) })
 		}
 	}

@@ -83,8 +83,9 @@ type App struct {
 	// Manager, go to the manager (serve mirrors catalogs, forwards servers'
 	// log messages to its host and logs to stderr).
 	onStateChange func(manager.Status)
-	onLog         func(server string, msg *mcp.LoggingMessageParams)
-	logger        *slog.Logger
+	//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
+	onLog  func(server string, msg *mcp.LoggingMessageParams)
+	logger *slog.Logger
 
 	mgr     *manager.Manager
 	closers []func()

@@ -89,6 +89,7 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 			front.StateChanged(st)
 		}
 	}
+	//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 	app.onLog = func(server string, msg *mcp.LoggingMessageParams) {
 		if front != nil {
 			front.Log(server, msg)

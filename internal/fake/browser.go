@@ -97,13 +97,13 @@ func compileBrowser(dir, name string) error {
 	return os.Rename(tmp, filepath.Join(dir, name))
 }
 
-// goCommand finds the go command: on $PATH, else in the GOROOT this test
-// binary was built with (go test does not always put it on $PATH).
+// goCommand finds the go command: on $PATH (go test puts its own GOROOT's
+// bin first there), else in $GOROOT.
 func goCommand() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	if root := runtime.GOROOT(); root != "" {
+	if root := os.Getenv("GOROOT"); root != "" {
 		return filepath.Join(root, "bin", "go")
 	}
 	return "go"

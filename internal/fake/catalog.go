@@ -49,6 +49,9 @@ type (
 	logIn struct {
 		Text string `json:"text" jsonschema:"the message to log"`
 	}
+	tallyIn struct {
+		Key string `json:"key" jsonschema:"what to count this execution under"`
+	}
 	bigIn struct {
 		Bytes float64 `json:"bytes" jsonschema:"how many bytes of text to return"`
 	}
@@ -143,11 +146,25 @@ func addCatalog(s *Server) {
 		Description: "Logs the given text at level info (to a client that asked for logs), then answers logged.",
 		Annotations: readOnly(),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in logIn) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "fake", Data: in.Text}); err != nil {
 			return nil, nil, err
 		}
 		return textResult("logged"), nil, nil
 	})
+
+	if s.opts.Tally {
+		addTool(s, &mcp.Tool{
+			Name:        "tally",
+			Description: "Counts one execution under the given key and answers the key.",
+			// Not idempotent: each execution counts.
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
+		}, func(_ context.Context, _ *mcp.CallToolRequest, in tallyIn) (*mcp.CallToolResult, any, error) {
+			s.tallyStarted(in.Key)
+			defer s.tallyFinished(in.Key)
+			return textResult(in.Key), nil, nil
+		})
+	}
 
 	s.mcp.AddPrompt(&mcp.Prompt{
 		Name:        "greet",

@@ -18,7 +18,9 @@
 //     slow {seconds} (honours cancellation), fail (isError "the widget is
 //     broken"), ask (form elicitation, see [AskMessage]), big {bytes}
 //     (lines of 100 'x', see [MaxBigBytes]), progress {steps} (progress
-//     notifications), log {text} (a log message at info);
+//     notifications), log {text} (a log message at info); with
+//     [Options.Tally], tally {key} (counts its executions per key, see
+//     [Server.Tally]);
 //   - prompts: greet {name, required}, summarize {style, optional};
 //   - resources: fake://readme ([ReadmeText]), fake://data.json ([DataJSON]);
 //     the template fake://items/{id} ("item <id>").
@@ -47,6 +49,23 @@
 //	h := fake.StartHostile(t, fake.HostileOptions{CallTool: drop.Call})
 //	// ... call a tool through the code under test, expect "in doubt" ...
 //	if drop.Hits() != 1 { t.Error("the call was re-sent") }
+//
+// # Fault proxy
+//
+// [StartFaultProxy] puts a [FaultProxy] between a client and any of these
+// servers: per request, by a seeded random plan or by a [FaultOptions.Plan]
+// of the test's, it adds latency, resets the connection before or after
+// the backend saw the request, answers 503 or 429 itself, truncates an
+// answer in the middle of an event, sends every event twice, trickles the
+// answer, or pads it beyond a client's bound. [FaultProxy.Records] says
+// what it did to each request and whether the backend saw it; the honest
+// server's tally tool counts executions per key ([Server.Tally]), so a
+// test can tell a lost call from one run twice.
+//
+//	srv := fake.Start(t, &fake.Options{Tally: true})
+//	p := fake.StartFaultProxy(t, srv.URL, &fake.FaultOptions{Seed: 1})
+//	// ... call tally {key: "k1"} at p.URL through the code under test ...
+//	if srv.Tally("k1").Started > 1 { t.Error("the call ran twice") }
 //
 // # go-sdk behaviour worth knowing
 //

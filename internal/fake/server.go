@@ -44,6 +44,10 @@ type Options struct {
 	// Server-to-client messages sent while a call is running (elicitation)
 	// then travel on the standalone GET stream instead.
 	JSONResponse bool
+	// Tally adds the tool tally {key}, which counts its executions per key
+	// ([Server.Tally]) and answers the key: how a soak tells a lost call
+	// from one run twice.
+	Tally bool
 
 	// OAuth protection (see protected.go). Auth, when set, requires on every
 	// request a live access token that Auth issued for exactly this server's
@@ -104,6 +108,7 @@ type Server struct {
 	deletes       int
 	unauthorized  int
 	inFlight      map[string]int // tool name → handlers running
+	tallies       map[string]*Tally
 	cancellations []string
 	echoes        map[string]int // echo's text → times it ran
 
@@ -147,6 +152,7 @@ func newServer(opts *Options) (*Server, error) {
 		requests: make(map[string]int),
 		inFlight: make(map[string]int),
 		echoes:   make(map[string]int),
+		tallies:  make(map[string]*Tally),
 	}
 	if opts != nil {
 		s.opts = *opts
@@ -342,6 +348,51 @@ func (s *Server) Cancellations() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.cancellations)
+}
+
+// Tally counts the executions of the tally tool under one key.
+type Tally struct {
+	// Started counts handler runs that began; Finished those that returned
+	// their result to the go-sdk (which may still fail to deliver it).
+	Started, Finished int
+}
+
+// Tally returns the executions of the tally tool with this key so far.
+func (s *Server) Tally(key string) Tally {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.tallies[key]; t != nil {
+		return *t
+	}
+	return Tally{}
+}
+
+// Tallies returns every key the tally tool was called with, and its counts.
+func (s *Server) Tallies() map[string]Tally {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]Tally, len(s.tallies))
+	for k, t := range s.tallies {
+		out[k] = *t
+	}
+	return out
+}
+
+func (s *Server) tallyStarted(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tallies[key]
+	if t == nil {
+		t = new(Tally)
+		s.tallies[key] = t
+	}
+	t.Started++
+}
+
+func (s *Server) tallyFinished(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tallies[key].Finished++
 }
 
 // ExpireSessions forgets every session issued so far, as a real server does

@@ -150,7 +150,7 @@ func TestTraceContextReachesTheUpstreamServer(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range outbound.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	for k, want := range map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "mcpgate.server": "docs"} {
 		if attrs[k] != want {
@@ -418,7 +418,7 @@ func findSpan(t *testing.T, spans []sdktrace.ReadOnlySpan, name string, kind tra
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, kv := range s.Attributes() {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
