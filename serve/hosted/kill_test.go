@@ -113,3 +113,42 @@ func TestKillingAReplicaMidLoad(t *testing.T) {
 		t.Error("no call succeeded after the replica was killed")
 	}
 }
+
+// SIGTERM drains a replica: the call in flight finishes and is answered,
+// the replica stops taking new connections, says so, and exits cleanly.
+func TestSIGTERMDrainsAReplica(t *testing.T) {
+	c := newCluster(t, &clusterOptions{processes: true, replicas: 1})
+	a := c.replicas[0]
+	cs := c.host(a.URL, c.apiKey("acme", "alice"))
+	mustGW(t, cs, map[string]any{"action": "call", "server": "open", "tool": "echo", "arguments": map[string]any{"text": "warm"}})
+	done := make(chan error, 1)
+	go func() {
+		out, err := gw(t, cs, map[string]any{"action": "call", "server": "open", "tool": "slow", "arguments": map[string]any{"seconds": 1}})
+		if err == nil && !strings.Contains(out, "done") {
+			err = fmt.Errorf("answer %q", out)
+		}
+		done <- err
+	}()
+	for c.open.InFlight("slow") == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := a.proc.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the call in flight when the drain began: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(a.out.String(), "drained and stopped") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica did not say it stopped:\n%s", a.out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(a.out.String(), "stopping: /readyz fails now") {
+		t.Errorf("the replica did not say it was draining:\n%s", a.out.String())
+	}
+	if _, err := connect(a.URL, "x"); err == nil {
+		t.Error("the drained replica still takes connections")
+	}
+}
