@@ -129,14 +129,14 @@ func TestForgedEndMarkerStaysInside(t *testing.T) {
 func TestHugeResultIsTruncated(t *testing.T) {
 	srv := fake.Start(t, nil)
 	g := newGateway(t, cfg("demo", srv.URL))
-	out, isErr := run(t, g, `{"action":"call","server":"demo","tool":"big","arguments":{"bytes":5242880}}`)
+	out, isErr := run(t, g, `{"action":"call","server":"demo","tool":"big","arguments":{"bytes":1048576}}`)
 	if isErr {
-		t.Fatalf("5 MB call: %.300s", out)
+		t.Fatalf("1 MiB call: %.300s", out)
 	}
 	if len(out) > 30<<10 {
 		t.Errorf("answer is %d bytes", len(out))
 	}
-	if !strings.Contains(out, "[truncated: showing") || !strings.Contains(out, "of 5242880 bytes") {
+	if !strings.Contains(out, "[truncated: showing") || !strings.Contains(out, "of 1048576 bytes") {
 		t.Errorf("no honest truncation notice:\n%.500s", out[len(out)-300:])
 	}
 }

@@ -42,6 +42,26 @@ type LoginOptions struct {
 	// passes the redirect's query to [Client.CompleteRedirect]. Empty means
 	// the login listens on a loopback port of its own.
 	RedirectURI string
+	// Waiting, when set, is told once that another sign-in to the server,
+	// in this or another process, is under way and this one waits for it.
+	Waiting func()
+}
+
+// lockWaiting takes the store's lock name, telling waiting first when it
+// is held (nil: just waits).
+func lockWaiting(ctx context.Context, st store.Store, name string, waiting func()) (func(), error) {
+	if waiting != nil {
+		try, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		unlock, err := st.Lock(try, name)
+		cancel()
+		if err == nil {
+			return unlock, nil
+		}
+		if ctx.Err() == nil {
+			waiting()
+		}
+	}
+	return st.Lock(ctx, name)
 }
 
 // LoginResult describes a completed login. It holds no secret.
@@ -83,7 +103,7 @@ func (c *Client) Login(ctx context.Context, cfg mcpgate.ServerConfig, opts *Logi
 	// for the first, then finds its fresh credential instead of starting
 	// another flow.
 	started := c.now()
-	unlock, err := c.opts.Store.Lock(ctx, "login\x00"+c.opts.Tenant+"\x00"+cfg.ID)
+	unlock, err := lockWaiting(ctx, c.opts.Store, "login\x00"+c.opts.Tenant+"\x00"+cfg.ID, o.Waiting)
 	if err != nil {
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryTimeout, Message: "waiting for another sign-in to " + cfg.ID + " to finish", Err: err}
 	}

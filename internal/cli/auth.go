@@ -99,6 +99,9 @@ func runAuth(ctx context.Context, app *App, opts *authOptions) error {
 		Pasted:       si.in.channel(),
 		CallbackPort: opts.CallbackPort,
 		Timeout:      opts.Timeout,
+		Waiting: func() {
+			fmt.Fprintf(app.IO.ErrOut, "Another mcpgate is signing in to %s; waiting for it to finish…\n", s.ID)
+		},
 	})
 	si.stop()
 	if err != nil {

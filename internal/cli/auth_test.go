@@ -294,8 +294,8 @@ func TestConcurrentAuth(t *testing.T) {
 
 	first := p.startInteractive("auth", "secure", "--no-browser", "--timeout", "1m")
 	location := visitWithoutCallback(t, first.authURL())
-	second := p.start("", "auth", "secure")
-	time.Sleep(time.Second) // the second is now waiting for the first
+	second := p.startInteractive("auth", "secure")
+	second.waitFor("Another mcpgate is signing in to secure; waiting for it to finish")
 	if _, err := first.stdin.Write([]byte(location + "\n")); err != nil {
 		t.Fatal(err)
 	}

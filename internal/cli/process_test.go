@@ -203,6 +203,25 @@ func (in *interactive) authURL() string {
 	}
 }
 
+// waitFor waits until mcpgate prints a line of stderr holding text.
+func (in *interactive) waitFor(text string) {
+	in.p.t.Helper()
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case line, ok := <-in.lines:
+			if !ok {
+				in.p.t.Fatalf("mcpgate ended without printing %q", text)
+			}
+			if strings.Contains(line, text) {
+				return
+			}
+		case <-timeout:
+			in.p.t.Fatalf("mcpgate did not print %q in time", text)
+		}
+	}
+}
+
 func (in *interactive) wait() result {
 	in.stdin.Close()
 	<-in.done // the scanner has all of stderr before Wait closes the pipe
