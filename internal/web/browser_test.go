@@ -99,6 +99,13 @@ func get[T any](b *browser, what string, a chromedp.Action[T]) T {
 	return v
 }
 
+// press clicks the element sel as soon as it exists, finding and clicking
+// it in one step in the page: cards are redrawn on every change, and a
+// node found by one command can be gone by the next.
+func press(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel))
+}
+
 // waitText waits until the element sel exists and its text contains want.
 // The page redraws cards on every change, so reading a node once can catch
 // it as it is replaced.
@@ -170,7 +177,7 @@ func TestBrowserAddServerAndDisableTool(t *testing.T) {
 	b.shot("ready")
 
 	b.run("opening the catalog",
-		chromedp.Click(chromedp.CSS(`#server-docs button[data-action="catalog"]`)),
+		press(`#server-docs button[data-action="catalog"]`),
 		chromedp.WaitVisible(chromedp.CSS(`#server-docs li.tool[data-tool="echo"] input.tool-switch`)),
 	)
 	b.waitText(`#server-docs li.tool[data-tool="echo"] .desc`, "Echoes the given text back.")
@@ -180,7 +187,7 @@ func TestBrowserAddServerAndDisableTool(t *testing.T) {
 	b.shot("catalog")
 
 	b.run("switching echo off",
-		chromedp.Click(chromedp.CSS(`#server-docs li.tool[data-tool="echo"] input.tool-switch`)),
+		press(`#server-docs li.tool[data-tool="echo"] input.tool-switch`),
 		chromedp.WaitVisible(chromedp.CSS(`#server-docs li.tool.off[data-tool="echo"]`)),
 	)
 	if list := e.gatewayList("docs"); echo.MatchString(list) {
@@ -211,9 +218,9 @@ func TestBrowserAddServerAndDisableTool(t *testing.T) {
 
 	// Remove, with confirmation.
 	b.run("removing",
-		chromedp.Click(chromedp.CSS(`#server-docs button[data-action="remove"]`)),
+		press(`#server-docs button[data-action="remove"]`),
 		chromedp.WaitVisible(chromedp.CSS(`#server-docs button[data-action="remove-confirm"]`)),
-		chromedp.Click(chromedp.CSS(`#server-docs button[data-action="remove-confirm"]`)),
+		press(`#server-docs button[data-action="remove-confirm"]`),
 		chromedp.WaitVisible(chromedp.CSS(`#empty`)),
 	)
 	if _, err := e.m.Status("docs"); err == nil {
@@ -275,13 +282,13 @@ func TestBrowserSignIn(t *testing.T) {
 
 	b.run("opening the page", chromedp.Navigate(e.page.URL()), chromedp.WaitVisible(chromedp.CSS("#server-secure")))
 	b.run("connecting",
-		chromedp.Click(chromedp.CSS(`#server-secure button[data-action="connect"]`)),
+		press(`#server-secure button[data-action="connect"]`),
 		chromedp.WaitVisible(chromedp.CSS(`#server-secure[data-state="needs-auth"] .problem-next`)),
 	)
 	b.waitText(`#server-secure .problem-next`, "Sign in")
 	b.shot("needs-auth")
 	b.run("signing in",
-		chromedp.Click(chromedp.CSS(`#server-secure button[data-action="signin"]`)),
+		press(`#server-secure button[data-action="signin"]`),
 		chromedp.WaitVisible(chromedp.CSS(`#server-secure[data-state="ready"] .login-done`)),
 	)
 	b.waitText(`#server-secure .login-msg`, "Signed in with "+as.Issuer)
