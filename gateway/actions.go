@@ -219,7 +219,11 @@ func (g *Gateway) search(ctx context.Context, in *Input) (string, error) {
 		writeFailed(&b, failed)
 		return b.String(), nil
 	}
-	fmt.Fprintf(&b, "%d best matches (describe one before using it):\n", len(hits))
+	if len(hits) == 1 {
+		b.WriteString("The best match (describe it before using it):\n")
+	} else {
+		fmt.Fprintf(&b, "%d best matches (describe one before using it):\n", len(hits))
+	}
 	lines := make([]string, len(hits))
 	for i, h := range hits {
 		e := h.entry

@@ -511,3 +511,13 @@ func TestCallDoesNotRelistTheTools(t *testing.T) {
 		t.Errorf("5 calls listed the tools %d more times", n)
 	}
 }
+
+// One hit reads as one ("The best match"), not "1 best matches".
+func TestSearchSaysOneMatchInTheSingular(t *testing.T) {
+	srv := fake.Start(t, nil)
+	g := newGateway(t, cfg("demo", srv.URL))
+	out, isErr := run(t, g, `{"action":"search","query":"repeat back the text I give you","limit":1}`)
+	if isErr || !strings.HasPrefix(out, "The best match (describe it before using it):") || strings.Contains(out, "1 best matches") {
+		t.Errorf("search with limit 1:\n%s", out)
+	}
+}

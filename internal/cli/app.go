@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/config"
@@ -341,4 +342,42 @@ func Version() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// versionLine is what --version prints: the module version, and the
+// commit it was built from when the build recorded one.
+func versionLine() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return Version()
+	}
+	return describeBuild(Version(), bi.Settings)
+}
+
+// describeBuild is version with what the build settings say of its
+// commit: "v1.2.0 (commit 1a2b3c4d5e6f, 2026-12-01, with local changes)".
+func describeBuild(version string, settings []debug.BuildSetting) string {
+	var rev, at string
+	modified := false
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return version
+	}
+	parts := []string{"commit " + rev[:min(12, len(rev))]}
+	if t, err := time.Parse(time.RFC3339, at); err == nil {
+		parts = append(parts, t.UTC().Format(time.DateOnly))
+	}
+	if modified {
+		parts = append(parts, "with local changes")
+	}
+	return version + " (" + strings.Join(parts, ", ") + ")"
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -108,4 +109,19 @@ func (h *harness) configBytes() []byte {
 		h.t.Fatal(err)
 	}
 	return b
+}
+
+// --version names the commit a build was made from, when it knows it.
+func TestVersionNamesTheCommit(t *testing.T) {
+	settings := []debug.BuildSetting{{Key: "vcs.revision", Value: "1a2b3c4d5e6f7a8b9c0d"}, {Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}
+	if got, want := describeBuild("v1.2.0", settings), "v1.2.0 (commit 1a2b3c4d5e6f, 2026-12-01, with local changes)"; got != want {
+		t.Errorf("describeBuild = %q, want %q", got, want)
+	}
+	if got := describeBuild("dev", nil); got != "dev" {
+		t.Errorf("without build settings: %q", got)
+	}
+	h := newHarness(t)
+	if r := h.mustRun(0, "--version"); !strings.HasPrefix(r.stdout, "mcpgate version ") {
+		t.Errorf("--version printed %q", r.stdout)
+	}
 }

@@ -105,7 +105,7 @@ from the terminal.
 Try it without any setup:
 
   mcpgate demo`),
-		Version:       Version(),
+		Version:       versionLine(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Without a subcommand, show the help; a stray argument is an
