@@ -96,11 +96,7 @@ func load(dir string) (*evalData, error) {
 			Tools []struct {
 				Name        string `json:"name"`
 				Description string `json:"description"`
-				InputSchema struct {
-					Properties map[string]struct {
-						Description string `json:"description"`
-					} `json:"properties"`
-				} `json:"inputSchema"`
+				InputSchema any    `json:"inputSchema"`
 			} `json:"tools"`
 		} `json:"servers"`
 	}
@@ -110,22 +106,13 @@ func load(dir string) (*evalData, error) {
 	d := &evalData{}
 	for _, s := range cat.Servers {
 		for _, t := range s.Tools {
-			doc := Doc{
+			d.docs = append(d.docs, Doc{
 				Server:      s.ID,
 				ServerTitle: titleOf(s.ID),
 				Tool:        t.Name,
 				Description: t.Description,
-			}
-			// Parameters in name order, as the gateway passes them.
-			var names []string
-			for n := range t.InputSchema.Properties {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				doc.Params = append(doc.Params, Param{Name: n, Description: t.InputSchema.Properties[n].Description})
-			}
-			d.docs = append(d.docs, doc)
+				Params:      ParamsOf(t.InputSchema), // as the gateway passes them
+			})
 			d.names = append(d.names, s.ID+"/"+t.Name)
 		}
 	}
