@@ -63,6 +63,9 @@ func BenchmarkSearchAblation(b *testing.B) {
 			b.ReportMetric(m.all.r1, "all-r@1")
 			b.ReportMetric(m.all.r5, "all-r@5")
 			b.ReportMetric(m.all.mrr, "all-mrr")
+			b.ReportMetric(m.seen.r5, "seen-r@5")
+			b.ReportMetric(m.srvHeld.r5, "srvheld-r@5")
+			b.ReportMetric(m.clean.r5, "clean-r@5")
 		})
 	}
 }
