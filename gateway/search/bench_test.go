@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // BenchmarkSearchQuality reports the model's quality on the dev queries
@@ -70,9 +71,9 @@ func BenchmarkSearchAblation(b *testing.B) {
 	}
 }
 
-// catalog10k replicates the real catalog under renamed servers ("github-7")
+// replicate replicates the real catalog under renamed servers ("github-7")
 // until it holds n tools, so term statistics stay those of real tools.
-func catalog10k(d *evalData, n int) []Doc {
+func replicate(d *evalData, n int) []Doc {
 	docs := make([]Doc, 0, n)
 	for k := 0; len(docs) < n; k++ {
 		for _, doc := range d.docs {
@@ -87,33 +88,91 @@ func catalog10k(d *evalData, n int) []Doc {
 	return docs
 }
 
-// BenchmarkSearchLatency10k times one search (limit 5) over 10,000 tools,
-// the dev queries taken round-robin.
-func BenchmarkSearchLatency10k(b *testing.B) {
+var sizes = []int{10000, 20000}
+
+// BenchmarkSearchLatency times one search (limit 5) over 10,000 and
+// 20,000 tools, the dev queries taken round-robin. It reports the time of
+// the naive baseline over the same tools, measured in the same run on the
+// first 30 queries, as a ratio (model/base).
+func BenchmarkSearchLatency(b *testing.B) {
 	d := data(b)
-	ix := New(catalog10k(d, 10000))
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		ix.Search(d.queries[i%len(d.queries)].text, 5)
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			docs := replicate(d, n)
+			ix := New(docs)
+			base := baselineRanker(docs)
+			start := time.Now()
+			const baseQueries = 30
+			for _, q := range d.queries[:baseQueries] {
+				base(q.text)
+			}
+			perBase := float64(time.Since(start).Nanoseconds()) / baseQueries
+			b.ReportAllocs()
+			start = time.Now()
+			for i := 0; b.Loop(); i++ {
+				ix.Search(d.queries[i%len(d.queries)].text, 5)
+			}
+			per := float64(time.Since(start).Nanoseconds()) / float64(b.N)
+			b.ReportMetric(perBase/1e3, "base-µs/op")
+			b.ReportMetric(per/perBase, "model/base")
+		})
 	}
 }
 
-// BenchmarkBuild10k times building the index of 10,000 tools, and reports
-// the heap the built index keeps (index-MB).
-func BenchmarkBuild10k(b *testing.B) {
+// BenchmarkBuild times building the index of 10,000 and 20,000 tools, and
+// reports the heap the built index keeps (index-MB).
+func BenchmarkBuild(b *testing.B) {
 	d := data(b)
-	docs := catalog10k(d, 10000)
-	b.ReportAllocs()
-	for b.Loop() {
-		New(docs)
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			docs := replicate(d, n)
+			b.ReportAllocs()
+			for b.Loop() {
+				New(docs)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			ix := New(docs)
+			ix.Search("warm the scratch pool", 5)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			runtime.KeepAlive(ix)
+			b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/(1<<20), "index-MB")
+		})
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
+}
+
+// BenchmarkReplace20k times replacing one server's tools (github-3, 86
+// tools) in an index of 20,000, alternately by a changed catalog (one tool
+// fewer, one description reworded) and back, and reports it as a share of
+// building the whole index afresh, measured in the same run (replace/build).
+func BenchmarkReplace20k(b *testing.B) {
+	d := data(b)
+	docs := replicate(d, 20000)
+	const server = "github-3"
+	var old []Doc
+	for _, doc := range docs {
+		if doc.Server == server {
+			old = append(old, doc)
+		}
+	}
+	changed := append([]Doc(nil), old[1:]...)
+	changed[0].Description = "Reworded: " + changed[0].Description
+	start := time.Now()
 	ix := New(docs)
-	ix.Search("warm the scratch pool", 5)
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(ix)
-	b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/(1<<20), "index-MB")
+	build := time.Since(start)
+	b.ReportAllocs()
+	start = time.Now()
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			ix.Replace(server, changed)
+		} else {
+			ix.Replace(server, old)
+		}
+	}
+	per := time.Since(start) / time.Duration(b.N)
+	b.ReportMetric(float64(len(old)), "tools")
+	b.ReportMetric(float64(build.Microseconds())/1e3, "build-ms")
+	b.ReportMetric(float64(per)/float64(build), "replace/build")
 }

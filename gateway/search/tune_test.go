@@ -137,7 +137,7 @@ func TestExplain(t *testing.T) {
 		for _, a := range c.alts {
 			var ts []string
 			for _, id := range a.terms {
-				ts = append(ts, fmt.Sprintf("%s(idf %.2f)", name[id], ix.idf[id]))
+				ts = append(ts, fmt.Sprintf("%s(idf %.2f)", name[id], ix.idf(id)))
 			}
 			alts = append(alts, fmt.Sprintf("%.2f*[%s]", a.weight, strings.Join(ts, " ")))
 		}
