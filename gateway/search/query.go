@@ -98,28 +98,42 @@ var (
 	slugRe     = regexp.MustCompile(`(^|\s)[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[\w]($|[\s,;:!?)])`)
 )
 
-// replaceEntities replaces the entities in query with words for their kind.
+// replaceEntities replaces the entities in query with words for their
+// kind. The kind words go at the end, so that an entity does not split the
+// phrase around it: "hand ENG-120 over to Sam" still says "hand over".
 func replaceEntities(query string) string {
+	var kinds []string
+	kind := func(re *regexp.Regexp, words string) {
+		query = re.ReplaceAllStringFunc(query, func(string) string {
+			kinds = append(kinds, words)
+			return " "
+		})
+	}
 	// The cheap tests keep the regular expressions off most queries.
 	if strings.Contains(query, "://") {
-		query = urlRe.ReplaceAllString(query, " url ")
+		kind(urlRe, "url")
 	}
 	if strings.Contains(query, "@") {
-		query = emailRe.ReplaceAllString(query, " email ")
+		kind(emailRe, "email")
 	}
 	if strings.Contains(query, "/") {
 		query = pathRe.ReplaceAllStringFunc(query, func(p string) string {
 			if extRe.MatchString(p) {
-				return " path file "
+				kinds = append(kinds, "path file")
+			} else {
+				kinds = append(kinds, "path")
 			}
-			return " path "
+			return " "
 		})
-		query = slugRe.ReplaceAllString(query, " repo ")
+		kind(slugRe, "repo")
 	}
 	if strings.Contains(query, "-") {
-		query = issueKeyRe.ReplaceAllString(query, " issue ")
+		kind(issueKeyRe, "issue")
 	}
-	return query
+	if len(kinds) == 0 {
+		return query
+	}
+	return query + " . " + strings.Join(kinds, " ")
 }
 
 // concepts reads the query into concepts over known terms, reading
