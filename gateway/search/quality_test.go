@@ -508,6 +508,7 @@ var ablations = []ablation{
 	{"no-synonyms", func(c *config) { c.synonyms = false }},
 	{"issue-thesaurus-only", func(c *config) { c.thesaurus = issueThesaurus }},
 	{"no-held-out-inspired", func(c *config) { c.thesaurus = withoutHeldOutInspired(c.thesaurus) }},
+	{"no-general-vocabulary", func(c *config) { c.thesaurus = tunedGroups }},
 	{"no-held-out-server-evidence", func(c *config) { c.thesaurus = withoutServerEvidence(c.thesaurus) }},
 	{"no-derived-forms", func(c *config) { c.derived = false }},
 	{"no-compounds", func(c *config) { c.compounds = false }},
