@@ -30,6 +30,8 @@ type Index struct {
 	byServer map[string][]int32
 	total    [numFields]float64 // length of each field over the live documents
 	scratch  sync.Pool
+
+	assocCache sync.Map // term ID to its associates; cleared when documents change
 }
 
 // slot is one document ID: what the index keeps of the document to score
@@ -76,6 +78,7 @@ func newIndex(docs []Doc, cfg config) *Index {
 func (ix *Index) Replace(server string, docs []Doc) []int {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.assocCache.Clear()
 	dead, touched := ix.remove(server)
 	ids, added := ix.add(docs)
 	for id, ps := range added {

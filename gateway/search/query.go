@@ -258,6 +258,16 @@ const assocSample = 128
 // association weight. The catalog teaches that "breadcrumbs" go with
 // "events" and "pod" with "namespace"; no query is needed to learn it.
 func (ix *Index) associates(id int32) []alt {
+	// They change only with the documents: Replace clears the cache.
+	if as, ok := ix.assocCache.Load(id); ok {
+		return as.([]alt)
+	}
+	as := ix.associatesOf(id)
+	ix.assocCache.Store(id, as)
+	return as
+}
+
+func (ix *Index) associatesOf(id int32) []alt {
 	ps := ix.postings[id]
 	if len(ps) < 2 || float64(len(ps)) > ix.cfg.assocMaxShare*float64(ix.n) {
 		return nil
