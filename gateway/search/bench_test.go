@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -182,4 +183,94 @@ func BenchmarkReplace20k(b *testing.B) {
 	b.ReportMetric(float64(len(old)), "tools")
 	b.ReportMetric(float64(build.Microseconds())/1e3, "build-ms")
 	b.ReportMetric(float64(per)/float64(build), "replace/build")
+}
+
+// BenchmarkSearchLeaveServerOut asks whether the model's weights only fit
+// the servers they were chosen on. For each of the 20 servers it picks,
+// from a grid around the defaults, the weights best on the queries of the
+// other 19 (recall@5 + MRR@5), and measures them on that server's queries
+// (lso-*). The defaults on the same queries (default-*) and the grid's
+// best on all queries at once (insample-*) are reported beside them: the
+// closer lso is to insample, the less the choice of weights depends on
+// the servers it was made on. The vocabulary is not re-chosen per fold;
+// the ablations and the server split (tuningServer) speak to that.
+func BenchmarkSearchLeaveServerOut(b *testing.B) {
+	d := data(b)
+	var grid []config
+	for _, k1 := range []float64{0.5, 0.8, 1.2} {
+		for _, wn := range []float64{2, 3, 5} {
+			for _, syn := range []float64{0.6, 0.8, 1} {
+				for _, coord := range []float64{0, 0.5, 1} {
+					for _, assoc := range []float64{0, 0.3} {
+						c := defaultConfig
+						c.k1, c.weight[fieldName], c.synWeight, c.coord, c.assoc = k1, wn, syn, coord, assoc
+						grid = append(grid, c)
+					}
+				}
+			}
+		}
+	}
+	grid = append(grid, defaultConfig) // last
+	// rr[c][q]: reciprocal rank of query q under config c.
+	rr := make([][]float64, len(grid))
+	for c, cfg := range grid {
+		rank := modelRanker(newIndex(d.docs, cfg))
+		for _, q := range d.queries {
+			rr[c] = append(rr[c], reciprocalRank(d, q, rank(q.text)))
+		}
+	}
+	servers := map[string][]bool{} // server to the queries that expect its tools
+	for i, q := range d.queries {
+		for e := range q.expect {
+			s, _, _ := strings.Cut(e, "/")
+			if servers[s] == nil {
+				servers[s] = make([]bool, len(d.queries))
+			}
+			servers[s][i] = true
+		}
+	}
+	score := func(c int, in func(int) bool) (r5, mrr float64, n int) {
+		for i, x := range rr[c] {
+			if in(i) {
+				n++
+				mrr += x
+				if x > 0 {
+					r5++
+				}
+			}
+		}
+		return r5, mrr, n
+	}
+	best := func(in func(int) bool) int {
+		bi, bs := 0, -1.0
+		for c := range grid {
+			r5, mrr, n := score(c, in)
+			if s := (r5 + mrr) / float64(max(n, 1)); s > bs {
+				bi, bs = c, s
+			}
+		}
+		return bi
+	}
+	var lso, def [2]float64 // r@5, MRR sums over (server, query) pairs
+	pairs := 0
+	for _, of := range servers {
+		c := best(func(i int) bool { return !of[i] })
+		r5, mrr, n := score(c, func(i int) bool { return of[i] })
+		lso[0], lso[1] = lso[0]+r5, lso[1]+mrr
+		r5, mrr, _ = score(len(grid)-1, func(i int) bool { return of[i] })
+		def[0], def[1] = def[0]+r5, def[1]+mrr
+		pairs += n
+	}
+	in := best(func(int) bool { return true })
+	ir5, imrr, n := score(in, func(int) bool { return true })
+	for b.Loop() {
+	}
+	p := float64(pairs)
+	b.ReportMetric(lso[0]/p, "lso-r@5")
+	b.ReportMetric(lso[1]/p, "lso-mrr")
+	b.ReportMetric(def[0]/p, "default-r@5")
+	b.ReportMetric(def[1]/p, "default-mrr")
+	b.ReportMetric(ir5/float64(n), "insample-r@5")
+	b.ReportMetric(imrr/float64(n), "insample-mrr")
+	b.ReportMetric(float64(len(grid)), "configs")
 }
