@@ -61,6 +61,7 @@ func BenchmarkSearchAblation(b *testing.B) {
 			}
 			b.ReportMetric(m.tune.r5, "tune-r@5")
 			b.ReportMetric(m.tune.mrr, "tune-mrr")
+			b.ReportMetric(m.held.r1, "held-r@1")
 			b.ReportMetric(m.held.r5, "held-r@5")
 			b.ReportMetric(m.held.mrr, "held-mrr")
 			b.ReportMetric(m.all.r1, "all-r@1")

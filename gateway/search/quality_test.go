@@ -440,10 +440,10 @@ func withoutHeldOutInspired(groups []string) []string {
 	return out
 }
 
-// serverEvidence lists the thesaurus groups whose absence moves a query of
-// the tuning half whose expected tools are of held-out servers: those the
-// tuning before the server split (which saw every tuning-half query) may
-// have written for those servers. Groups of the issue's own list were
+// serverEvidence lists the tuned thesaurus groups whose absence moves a
+// query of the tuning half whose expected tools are of held-out servers:
+// those the tuning before the server split (which saw every tuning-half
+// query) may have written for those servers. Groups of the issue's own list were
 // given before any query was read and stay. Computed once, on the loaded
 // data; only figures are compared, no query is shown.
 var serverEvidence = sync.OnceValue(func() map[string]bool {
@@ -472,6 +472,9 @@ var serverEvidence = sync.OnceValue(func() map[string]bool {
 	}
 	full := ranks(thesaurusGroups)
 	for g, line := range thesaurusGroups {
+		if g >= len(tunedGroups) {
+			break // generalGroups were written after the split, without reading those queries
+		}
 		if slices.ContainsFunc(strings.Split(line, "|"), func(e string) bool { return protected[e] }) {
 			continue
 		}
@@ -517,7 +520,7 @@ var ablations = []ablation{
 	{"per-term-idf", func(c *config) { c.unionIDF = false }},
 	{"no-name-coverage", func(c *config) { c.coverage = 0 }},
 	{"no-query-coverage", func(c *config) { c.coord = 0 }},
-	{"no-associations", func(c *config) { c.assoc = 0 }},
+	{"with-associations", func(c *config) { c.assoc = 0.3 }},
 	{"no-payload", func(c *config) { c.payload = 1 }},
 	{"no-imperative", func(c *config) { c.imperative = 0 }},
 	{"no-question", func(c *config) { c.question = 0 }},

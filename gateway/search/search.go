@@ -118,7 +118,7 @@ type config struct {
 	question      float64 // weight of the listing and searching a question implies
 	payload       float64 // weight of words that are the content to send, not the need ("saying …", quotes)
 	coord         float64 // how much a tool's score follows the share of the query's concepts it has
-	assoc         float64 // weight of a term the catalog uses with a query word, times their association
+	assoc         float64 // weight of a term the catalog uses with a query word, times their association (0: off)
 	assocTerms    int     // most associated terms per query word
 	assocMin      float64 // weakest association that counts
 	assocMaxShare float64 // query words in a greater share of the documents are not expanded
@@ -144,7 +144,7 @@ var defaultConfig = config{
 	imperative:    0.25,
 	question:      0.5,
 	coord:         0.5,
-	assoc:         0.3,
+	assoc:         0, // measured worse once generalGroups were in; see with-associations
 	assocTerms:    3,
 	assocMin:      0.3,
 	assocMaxShare: 0.06,
