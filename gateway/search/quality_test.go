@@ -323,8 +323,10 @@ func baselineRanker(docs []Doc) func(string) []int {
 	}
 }
 
-// TestSearchQualityFloor fails when the model's recall@5 on the held-out
-// queries falls below the floor. BenchmarkSearchQuality gives exact figures.
+// TestSearchQualityFloor fails when the model's figures on the held-out
+// queries, on the held-out servers, or on the tuning half fall below their
+// floors. BenchmarkSearchQuality and BenchmarkSearchAblation give exact
+// figures.
 func TestSearchQualityFloor(t *testing.T) {
 	d := data(t)
 	ix := New(d.docs)
@@ -333,9 +335,25 @@ func TestSearchQualityFloor(t *testing.T) {
 	t.Logf("model by server: shown to tuning %v; held-out servers %v; held-out half of held-out servers %v", got.seen, got.srvHeld, got.clean)
 	base := evaluate(d, baselineRanker(d.docs))
 	t.Logf("baseline: tuning %v; held-out %v; all %v", base.tune, base.held, base.all)
-	const floor = 0.85
-	if got.held.r5 < floor {
-		t.Errorf("held-out recall@5 = %.3f, want >= %.2f", got.held.r5, floor)
+	c := defaultConfig
+	c.thesaurus = withoutHeldOutInspired(c.thesaurus)
+	clean := evaluate(d, modelRanker(newIndex(d.docs, c)))
+	t.Logf("clean (no held-out-inspired wording): held-out %v", clean.held)
+	// Each floor is two queries below the figure as measured (see
+	// docs/performance.md), so that one changed query does not fail it.
+	for _, f := range []struct {
+		name       string
+		got, floor float64
+	}{
+		{"held-out recall@5", got.held.r5, 0.865},             // 68 of 76 measured
+		{"held-out MRR@5", got.held.mrr, 0.72},                // 0.755 measured
+		{"clean held-out recall@5", clean.held.r5, 0.825},     // 65 of 76 measured
+		{"tuning recall@5", got.tune.r5, 0.85},                // 65 of 74 measured
+		{"held-out servers' recall@5", got.srvHeld.r5, 0.825}, // 59 of 69 measured
+	} {
+		if f.got < f.floor {
+			t.Errorf("%s = %.3f, want >= %.3f", f.name, f.got, f.floor)
+		}
 	}
 	if *showMisses {
 		logMisses(t, d, ix)
