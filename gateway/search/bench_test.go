@@ -49,7 +49,7 @@ func ratio(a, b float64) float64 {
 }
 
 // BenchmarkSearchAblation reports the quality with one part of the model
-// switched off at a time (see ablations), for RESULTS.md.
+// switched off at a time (see ablations), for docs/performance.md.
 func BenchmarkSearchAblation(b *testing.B) {
 	d := data(b)
 	for _, a := range ablations {

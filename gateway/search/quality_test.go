@@ -153,7 +153,7 @@ func load(dir string) (*evalData, error) {
 // (-search.ablate, -search.diff) and the weight grid (-search.tune) guided
 // every choice, and the tools that show them never show a held-out query.
 // The held-out half is only ever reported as a figure. One caveat, recorded
-// in RESULTS.md: the query file was read in full to learn its format before
+// in docs/performance.md: the query file was read in full to learn its format before
 // the split existed, and some thesaurus wording came from that reading (see
 // heldOutInspired).
 func tuningHalf(query string) bool {

@@ -7,7 +7,7 @@ import "strings"
 // the ways people and models ask for them. Each line is one group,
 // expressions separated by "|". A word may sit in several groups ("show" is
 // both listing and getting one thing). Every group is generic vocabulary;
-// RESULTS.md records what each was worth on the tuning queries.
+// docs/performance.md records what they were worth on the tuning queries.
 var thesaurusGroups = append(tunedGroups, generalGroups...)
 
 // tunedGroups are the groups chosen while tuning on the dev queries.
