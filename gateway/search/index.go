@@ -79,7 +79,7 @@ func (ix *Index) Replace(server string, docs []Doc) []int {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.assocCache.Clear()
-	dead, touched := ix.remove(server)
+	gone, dead, touched := ix.remove(server)
 	ids, added := ix.add(docs)
 	for id, ps := range added {
 		if !touched[id] {
@@ -88,19 +88,21 @@ func (ix *Index) Replace(server string, docs []Doc) []int {
 	}
 	var buf []posting
 	for id := range touched {
-		buf = ix.rewrite(id, dead, added[id], buf)
+		buf = ix.rewrite(id, dead, gone[0], gone[len(gone)-1], added[id], buf)
 	}
 	ix.addVocab(added)
 	return ids
 }
 
-// remove frees the documents of server. It returns them, marked by ID, and
-// the terms they had, whose postings still name them.
-func (ix *Index) remove(server string) (dead []bool, touched map[int32]bool) {
-	gone := ix.byServer[server]
+// remove frees the documents of server. It returns their IDs in order,
+// them marked by ID, and the terms they had, whose postings still name
+// them.
+func (ix *Index) remove(server string) (gone []int32, dead []bool, touched map[int32]bool) {
+	gone = ix.byServer[server]
 	if len(gone) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
+	slices.Sort(gone)
 	delete(ix.byServer, server)
 	touched = map[int32]bool{}
 	dead = make([]bool, len(ix.slots)) // dense: read once per posting
@@ -118,20 +120,22 @@ func (ix *Index) remove(server string) (dead []bool, touched map[int32]bool) {
 		ix.free = append(ix.free, d)
 	}
 	ix.n -= len(gone)
-	return dead, touched
+	return gone, dead, touched
 }
 
-// rewrite drops the dead documents from term id's postings and merges in
-// added, in document order, with buf as room to merge in; it returns buf.
-func (ix *Index) rewrite(id int32, dead []bool, added, buf []posting) []posting {
+// rewrite drops the dead documents, which lie between IDs first and last,
+// from term id's postings and merges in added, in document order, with buf
+// as room to merge in; it returns buf. Only the postings between the
+// first and the last document changed are rewritten.
+func (ix *Index) rewrite(id int32, dead []bool, first, last int32, added, buf []posting) []posting {
 	ps := ix.postings[id]
-	// Before the first removed document nothing changes.
-	from := 0
-	for from < len(ps) && !dead[ps[from].doc] && (len(added) == 0 || ps[from].doc < added[0].doc) {
-		from++
+	if len(added) > 0 {
+		first, last = min(first, added[0].doc), max(last, added[len(added)-1].doc)
 	}
+	lo := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= first })
+	hi := lo + sort.Search(len(ps)-lo, func(i int) bool { return ps[lo+i].doc > last })
 	buf = buf[:0]
-	for _, p := range ps[from:] {
+	for _, p := range ps[lo:hi] {
 		if dead[p.doc] {
 			continue
 		}
@@ -141,7 +145,7 @@ func (ix *Index) rewrite(id int32, dead []bool, added, buf []posting) []posting 
 		buf = append(buf, p)
 	}
 	buf = append(buf, added...)
-	ix.postings[id] = append(ps[:from], buf...)
+	ix.postings[id] = slices.Replace(ps, lo, hi, buf...)
 	if len(ix.postings[id]) == 0 {
 		ix.forget(id)
 	}

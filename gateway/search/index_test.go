@@ -144,3 +144,53 @@ func TestReplaceWhileSearching(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestReplacePostingsAsFresh replaces servers by more documents, fewer and
+// none, and checks that every term's postings name the documents a fresh
+// index of the same documents, at the same IDs, has.
+func TestReplacePostingsAsFresh(t *testing.T) {
+	docs := replaceCatalog()
+	ix := New(docs)
+	layout := append([]Doc(nil), docs...) // by ID; a removed ID holds Doc{}
+	replace := func(server string, repl []Doc) {
+		for id, d := range layout {
+			if d.Server == server {
+				layout[id] = Doc{}
+			}
+		}
+		for i, id := range ix.Replace(server, repl) {
+			for id >= len(layout) {
+				layout = append(layout, Doc{})
+			}
+			layout[id] = repl[i]
+		}
+	}
+	more := func(server string, n int) []Doc {
+		var out []Doc
+		for i := range n {
+			out = append(out, Doc{Server: server, Tool: fmt.Sprintf("%s_tool_%d", server, i), Description: fmt.Sprintf("List channels and issues, number %d", i)})
+		}
+		return out
+	}
+	replace("slack", more("slack", 4)) // two IDs reused, two new
+	replace("github", more("github", 1))
+	replace("linear", more("linear", 2))
+	replace("slack", nil)
+	replace("sentry", more("sentry", 3))
+	fresh := New(layout)
+	docIDs := func(ix *Index) map[string][]int32 {
+		m := map[string][]int32{}
+		for term, id := range ix.ids {
+			for _, p := range ix.postings[id] {
+				m[term] = append(m[term], p.doc)
+			}
+		}
+		return m
+	}
+	if got, want := docIDs(ix), docIDs(fresh); !cmp.Equal(got, want) {
+		t.Errorf("postings after Replace:\n%v\nwant as a fresh index:\n%v", got, want)
+	}
+	if ix.n != 6 {
+		t.Errorf("%d documents, want 6", ix.n)
+	}
+}
