@@ -348,7 +348,7 @@ func TestSearchQualityFloor(t *testing.T) {
 		{"held-out recall@5", got.held.r5, 0.865},            // 68 of 76 measured
 		{"held-out MRR@5", got.held.mrr, 0.73},               // 0.768 measured
 		{"clean held-out recall@5", clean.held.r5, 0.825},    // 65 of 76 measured
-		{"tuning recall@5", got.tune.r5, 0.86},               // 66 of 74 measured
+		{"tuning recall@5", got.tune.r5, 0.89},               // 68 of 74 measured
 		{"held-out servers' recall@5", got.srvHeld.r5, 0.84}, // 60 of 69 measured
 	} {
 		if f.got < f.floor {

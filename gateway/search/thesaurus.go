@@ -122,8 +122,8 @@ var tunedGroups = []string{
 // generalGroups are ordinary software and English vocabulary, written
 // after the server split from general knowledge of how people ask for
 // work, not from reading queries: no held-out query has been read since.
-// Four of them (balance, milestone, dispute, blocked) name what visible
-// tuning queries missed. They are part of thesaurusGroups.
+// Five of them (balance, milestone, dispute, blocked, README) name what
+// visible tuning queries missed. They are part of thesaurusGroups.
 var generalGroups = []string{
 	// Actions.
 	"revert|undo|roll back|rollback|back out",
@@ -219,7 +219,8 @@ var generalGroups = []string{
 	"size|bytes|disk usage",
 	"old|stale|outdated|inactive",
 	"unresolved|pending|outstanding|waiting",
-	"blocked|blocking|blocker|waiting on|prerequisite",
+	"blocked|blocking|blocker|waiting on|prerequisite|blocked by|depends on|can't start until|cannot start until",
+	"readme|read me|file contents",
 	"star|stars|stargazers|popular|popularity",
 	"license|licence",
 	"release notes|changelog|what's new",
