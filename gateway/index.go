@@ -66,7 +66,11 @@ func (c *catalogIndex) build(byServer map[string][]entry, titles map[string]stri
 		d := search.Doc{Server: e.server, ServerTitle: titles[e.server], Tool: e.name(), Title: e.title(), Description: e.description()}
 		switch e.kind {
 		case kindTool:
-			d.Params = params(e.tool.InputSchema)
+			d.Params = search.ParamsOf(e.tool.InputSchema)
+			if d.Title == "" && e.tool.Annotations != nil {
+				// Display name precedence: title, then annotations.title.
+				d.Title = e.tool.Annotations.Title
+			}
 		case kindPrompt:
 			for _, a := range e.prompt.Arguments {
 				d.Params = append(d.Params, search.Param{Name: a.Name, Description: a.Description})
@@ -103,38 +107,4 @@ func fingerprint(m *manager.Manager, byServer map[string][]entry) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
-}
-
-// params reads the top-level parameters of an input schema.
-func params(schema any) []search.Param {
-	s, ok := schema.(map[string]any)
-	if !ok {
-		return nil
-	}
-	props, ok := s["properties"].(map[string]any)
-	if !ok {
-		return nil
-	}
-	var out []search.Param
-	for _, name := range sortedKeys(props) {
-		p := search.Param{Name: name}
-		if pm, ok := props[name].(map[string]any); ok {
-			p.Description, _ = pm["description"].(string)
-			// Tools that bundle actions behind one parameter name them only
-			// in its enum; searching them needs those words.
-			if enum, ok := pm["enum"].([]any); ok {
-				var vals []string
-				for _, v := range enum {
-					if s, ok := v.(string); ok {
-						vals = append(vals, s)
-					}
-				}
-				if len(vals) > 0 {
-					p.Description += " One of: " + strings.Join(vals, ", ") + "."
-				}
-			}
-		}
-		out = append(out, p)
-	}
-	return out
 }

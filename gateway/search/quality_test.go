@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,9 +34,10 @@ type evalData struct {
 }
 
 type evalQuery struct {
-	text   string
-	expect map[string]bool
-	tuning bool // in the half the model was tuned on
+	text    string
+	expect  map[string]bool
+	tuning  bool // in the half the model was tuned on
+	servers bool // every expected tool is of a tuning server
 }
 
 var (
@@ -96,11 +98,7 @@ func load(dir string) (*evalData, error) {
 			Tools []struct {
 				Name        string `json:"name"`
 				Description string `json:"description"`
-				InputSchema struct {
-					Properties map[string]struct {
-						Description string `json:"description"`
-					} `json:"properties"`
-				} `json:"inputSchema"`
+				InputSchema any    `json:"inputSchema"`
 			} `json:"tools"`
 		} `json:"servers"`
 	}
@@ -110,22 +108,13 @@ func load(dir string) (*evalData, error) {
 	d := &evalData{}
 	for _, s := range cat.Servers {
 		for _, t := range s.Tools {
-			doc := Doc{
+			d.docs = append(d.docs, Doc{
 				Server:      s.ID,
 				ServerTitle: titleOf(s.ID),
 				Tool:        t.Name,
 				Description: t.Description,
-			}
-			// Parameters in name order, as the gateway passes them.
-			var names []string
-			for n := range t.InputSchema.Properties {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				doc.Params = append(doc.Params, Param{Name: n, Description: t.InputSchema.Properties[n].Description})
-			}
-			d.docs = append(d.docs, doc)
+				Params:      ParamsOf(t.InputSchema), // as the gateway passes them
+			})
 			d.names = append(d.names, s.ID+"/"+t.Name)
 		}
 	}
@@ -147,9 +136,11 @@ func load(dir string) (*evalData, error) {
 		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
 			return nil, fmt.Errorf("reading %s: %w", queriesFile, err)
 		}
-		eq := evalQuery{text: q.Query, expect: map[string]bool{}, tuning: tuningHalf(q.Query)}
+		eq := evalQuery{text: q.Query, expect: map[string]bool{}, tuning: tuningHalf(q.Query), servers: true}
 		for _, e := range q.Expect {
 			eq.expect[e] = true
+			server, _, _ := strings.Cut(e, "/")
+			eq.servers = eq.servers && tuningServer(server)
 		}
 		d.queries = append(d.queries, eq)
 	}
@@ -162,7 +153,7 @@ func load(dir string) (*evalData, error) {
 // (-search.ablate, -search.diff) and the weight grid (-search.tune) guided
 // every choice, and the tools that show them never show a held-out query.
 // The held-out half is only ever reported as a figure. One caveat, recorded
-// in RESULTS.md: the query file was read in full to learn its format before
+// in docs/performance.md: the query file was read in full to learn its format before
 // the split existed, and some thesaurus wording came from that reading (see
 // heldOutInspired).
 func tuningHalf(query string) bool {
@@ -170,6 +161,25 @@ func tuningHalf(query string) bool {
 	h.Write([]byte(query))
 	return h.Sum32()%2 == 0
 }
+
+// tuningServer splits the catalog's servers in two by the FNV-1a hash of
+// their ID: cloudflare, filesystem, github, google_workspace, linear,
+// memory, notion, playwright, sentry and stripe are tuning servers; the
+// other ten (atlassian, fetch, git, gmail, grafana, heroku, kubernetes,
+// slack, supabase, terraform) are held out. Users' servers are not the
+// twenty in the file, so the search is also judged on servers it was not
+// tuned on. Since this split, the tuning aids show only queries of the
+// tuning half whose expected tools are all of tuning servers (44 of 74);
+// the 28 other tuning-half queries were seen by the tuning before it.
+func tuningServer(id string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return h.Sum32()%2 == 0
+}
+
+// visible reports whether the tuning aids may show q: its text, its
+// expected tools, its misses.
+func (q evalQuery) visible() bool { return q.tuning && q.servers }
 
 // titleOf derives a product name from a server ID, the way a gateway that
 // knows nothing else would: "google_workspace" becomes "Google Workspace".
@@ -191,25 +201,42 @@ func (m metrics) String() string {
 	return fmt.Sprintf("n=%d recall@1=%.3f recall@5=%.3f MRR@5=%.3f", m.n, m.r1, m.r5, m.mrr)
 }
 
-type evalResult struct{ tune, held, all metrics }
+// evalResult holds the figures of one ranker on each part of the queries:
+// by the query split (tune, held, all), and by the server split: seen is
+// what the tuning aids show (tuning half, tuning servers), srvHeld every
+// query of a held-out server, clean the held-out half's queries of
+// held-out servers.
+type evalResult struct{ tune, held, all, seen, srvHeld, clean metrics }
 
 // evaluate ranks every query with rank (top 5 doc indexes, best first).
 func evaluate(d *evalData, rank func(string) []int) evalResult {
-	var sums [3]metrics // tune, held, all
+	const (
+		tune = iota
+		held
+		all
+		seen
+		srvHeld
+		clean
+		cells
+	)
+	var sums [cells]metrics
 	for _, q := range d.queries {
-		top := rank(q.text)
-		var rr float64
-		for i, doc := range top {
-			if i < 5 && q.expect[d.names[doc]] {
-				rr = 1 / float64(i+1)
-				break
-			}
-		}
-		half := 1
+		rr := reciprocalRank(d, q, rank(q.text))
+		ks := []int{all}
 		if q.tuning {
-			half = 0
+			ks = append(ks, tune)
+		} else {
+			ks = append(ks, held)
 		}
-		for _, k := range []int{half, 2} {
+		switch {
+		case q.visible():
+			ks = append(ks, seen)
+		case !q.servers && q.tuning:
+			ks = append(ks, srvHeld)
+		case !q.servers:
+			ks = append(ks, srvHeld, clean)
+		}
+		for _, k := range ks {
 			sums[k].n++
 			if rr == 1 {
 				sums[k].r1++
@@ -227,7 +254,18 @@ func evaluate(d *evalData, rank func(string) []int) evalResult {
 			sums[k].mrr /= n
 		}
 	}
-	return evalResult{tune: sums[0], held: sums[1], all: sums[2]}
+	return evalResult{tune: sums[tune], held: sums[held], all: sums[all], seen: sums[seen], srvHeld: sums[srvHeld], clean: sums[clean]}
+}
+
+// reciprocalRank is 1/rank of the first expected tool among the top five
+// doc indexes, or 0.
+func reciprocalRank(d *evalData, q evalQuery, top []int) float64 {
+	for i, doc := range top {
+		if i < 5 && q.expect[d.names[doc]] {
+			return 1 / float64(i+1)
+		}
+	}
+	return 0
 }
 
 func modelRanker(ix *Index) func(string) []int {
@@ -285,29 +323,49 @@ func baselineRanker(docs []Doc) func(string) []int {
 	}
 }
 
-// TestSearchQualityFloor fails when the model's recall@5 on the held-out
-// queries falls below the floor. BenchmarkSearchQuality gives exact figures.
+// TestSearchQualityFloor fails when the model's figures on the held-out
+// queries, on the held-out servers, or on the tuning half fall below their
+// floors. BenchmarkSearchQuality and BenchmarkSearchAblation give exact
+// figures.
 func TestSearchQualityFloor(t *testing.T) {
 	d := data(t)
 	ix := New(d.docs)
 	got := evaluate(d, modelRanker(ix))
 	t.Logf("model:    tuning %v; held-out %v; all %v", got.tune, got.held, got.all)
+	t.Logf("model by server: shown to tuning %v; held-out servers %v; held-out half of held-out servers %v", got.seen, got.srvHeld, got.clean)
 	base := evaluate(d, baselineRanker(d.docs))
 	t.Logf("baseline: tuning %v; held-out %v; all %v", base.tune, base.held, base.all)
-	const floor = 0.85
-	if got.held.r5 < floor {
-		t.Errorf("held-out recall@5 = %.3f, want >= %.2f", got.held.r5, floor)
+	c := defaultConfig
+	c.thesaurus = withoutHeldOutInspired(c.thesaurus)
+	clean := evaluate(d, modelRanker(newIndex(d.docs, c)))
+	t.Logf("clean (no held-out-inspired wording): held-out %v", clean.held)
+	// Each floor is two queries below the figure as measured (see
+	// docs/performance.md), so that one changed query does not fail it.
+	for _, f := range []struct {
+		name       string
+		got, floor float64
+	}{
+		{"held-out recall@5", got.held.r5, 0.865},            // 68 of 76 measured
+		{"held-out MRR@5", got.held.mrr, 0.73},               // 0.768 measured
+		{"clean held-out recall@5", clean.held.r5, 0.825},    // 65 of 76 measured
+		{"tuning recall@5", got.tune.r5, 0.89},               // 68 of 74 measured
+		{"held-out servers' recall@5", got.srvHeld.r5, 0.84}, // 60 of 69 measured
+	} {
+		if f.got < f.floor {
+			t.Errorf("%s = %.3f, want >= %.3f", f.name, f.got, f.floor)
+		}
 	}
 	if *showMisses {
 		logMisses(t, d, ix)
 	}
 }
 
-// logMisses logs the tuning queries whose first hit is not expected, with
-// the top hits, to guide tuning. It never shows held-out queries.
+// logMisses logs the visible queries whose first hit is not expected, with
+// the top hits, to guide tuning. It never shows held-out queries, nor
+// queries of held-out servers.
 func logMisses(t *testing.T, d *evalData, ix *Index) {
 	for _, q := range d.queries {
-		if !q.tuning {
+		if !q.visible() {
 			continue
 		}
 		hits := ix.Search(q.text, 5)
@@ -400,6 +458,65 @@ func withoutHeldOutInspired(groups []string) []string {
 	return out
 }
 
+// serverEvidence lists the tuned thesaurus groups whose absence moves a
+// query of the tuning half whose expected tools are of held-out servers:
+// those the tuning before the server split (which saw every tuning-half
+// query) may have written for those servers. Groups of the issue's own list were
+// given before any query was read and stay. Computed once, on the loaded
+// data; only figures are compared, no query is shown.
+var serverEvidence = sync.OnceValue(func() map[string]bool {
+	d := loaded
+	out := map[string]bool{}
+	if d == nil {
+		return out
+	}
+	protected := map[string]bool{}
+	for _, line := range issueThesaurus {
+		for _, e := range strings.Split(line, "|") {
+			protected[e] = true
+		}
+	}
+	ranks := func(groups []string) []float64 {
+		c := defaultConfig
+		c.thesaurus = groups
+		rank := modelRanker(newIndex(d.docs, c))
+		var rr []float64
+		for _, q := range d.queries {
+			if q.tuning && !q.servers {
+				rr = append(rr, reciprocalRank(d, q, rank(q.text)))
+			}
+		}
+		return rr
+	}
+	full := ranks(thesaurusGroups)
+	for g, line := range thesaurusGroups {
+		if g >= len(tunedGroups) {
+			break // generalGroups were written after the split, without reading those queries
+		}
+		if slices.ContainsFunc(strings.Split(line, "|"), func(e string) bool { return protected[e] }) {
+			continue
+		}
+		if !slices.Equal(ranks(slices.Delete(slices.Clone(thesaurusGroups), g, g+1)), full) {
+			out[line] = true
+		}
+	}
+	return out
+})
+
+// withoutServerEvidence is the thesaurus as clean for held-out servers as
+// it can be made: without the held-out-inspired wording, and without the
+// groups that serverEvidence finds.
+func withoutServerEvidence(groups []string) []string {
+	ev := serverEvidence()
+	var out []string
+	for _, line := range groups {
+		if !ev[line] {
+			out = append(out, line)
+		}
+	}
+	return withoutHeldOutInspired(out)
+}
+
 // ablation switches off one part of the model, to show what it is worth.
 type ablation struct {
 	name string
@@ -412,12 +529,16 @@ var ablations = []ablation{
 	{"no-synonyms", func(c *config) { c.synonyms = false }},
 	{"issue-thesaurus-only", func(c *config) { c.thesaurus = issueThesaurus }},
 	{"no-held-out-inspired", func(c *config) { c.thesaurus = withoutHeldOutInspired(c.thesaurus) }},
+	{"no-general-vocabulary", func(c *config) { c.thesaurus = tunedGroups }},
+	{"no-held-out-server-evidence", func(c *config) { c.thesaurus = withoutServerEvidence(c.thesaurus) }},
 	{"no-derived-forms", func(c *config) { c.derived = false }},
 	{"no-compounds", func(c *config) { c.compounds = false }},
 	{"no-prefix-fallback", func(c *config) { c.partial = false }},
 	{"no-entities", func(c *config) { c.entities = false }},
 	{"per-term-idf", func(c *config) { c.unionIDF = false }},
 	{"no-name-coverage", func(c *config) { c.coverage = 0 }},
+	{"no-query-coverage", func(c *config) { c.coord = 0 }},
+	{"with-associations", func(c *config) { c.assoc = 0.3 }},
 	{"no-payload", func(c *config) { c.payload = 1 }},
 	{"no-imperative", func(c *config) { c.imperative = 0 }},
 	{"no-question", func(c *config) { c.question = 0 }},

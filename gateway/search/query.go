@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -97,28 +98,42 @@ var (
 	slugRe     = regexp.MustCompile(`(^|\s)[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[\w]($|[\s,;:!?)])`)
 )
 
-// replaceEntities replaces the entities in query with words for their kind.
+// replaceEntities replaces the entities in query with words for their
+// kind. The kind words go at the end, so that an entity does not split the
+// phrase around it: "hand ENG-120 over to Sam" still says "hand over".
 func replaceEntities(query string) string {
+	var kinds []string
+	kind := func(re *regexp.Regexp, words string) {
+		query = re.ReplaceAllStringFunc(query, func(string) string {
+			kinds = append(kinds, words)
+			return " "
+		})
+	}
 	// The cheap tests keep the regular expressions off most queries.
 	if strings.Contains(query, "://") {
-		query = urlRe.ReplaceAllString(query, " url ")
+		kind(urlRe, "url")
 	}
 	if strings.Contains(query, "@") {
-		query = emailRe.ReplaceAllString(query, " email ")
+		kind(emailRe, "email")
 	}
 	if strings.Contains(query, "/") {
 		query = pathRe.ReplaceAllStringFunc(query, func(p string) string {
 			if extRe.MatchString(p) {
-				return " path file "
+				kinds = append(kinds, "path file")
+			} else {
+				kinds = append(kinds, "path")
 			}
-			return " path "
+			return " "
 		})
-		query = slugRe.ReplaceAllString(query, " repo ")
+		kind(slugRe, "repo")
 	}
 	if strings.Contains(query, "-") {
-		query = issueKeyRe.ReplaceAllString(query, " issue ")
+		kind(issueKeyRe, "issue")
 	}
-	return query
+	if len(kinds) == 0 {
+		return query
+	}
+	return query + " . " + strings.Join(kinds, " ")
 }
 
 // concepts reads the query into concepts over known terms, reading
@@ -226,7 +241,73 @@ func (ix *Index) key(w string) string {
 func (ix *Index) wordConcept(t qtoken) concept {
 	c := concept{key: t.key}
 	c.alts = ix.ownAlts(c.alts, []qtoken{t})
+	if ix.cfg.assoc > 0 {
+		if id, ok := ix.ids[t.key]; ok {
+			c.alts = append(c.alts, ix.associates(id)...)
+		}
+	}
 	return c
+}
+
+// assocSample is how many documents of a query word associates reads.
+const assocSample = 128
+
+// associates returns the terms the catalog uses with term id: those found
+// in the most of the documents that have it, relative to how common they
+// are (cosine of the two terms' document sets), as alternatives at the
+// association weight. The catalog teaches that "breadcrumbs" go with
+// "events" and "pod" with "namespace"; no query is needed to learn it.
+func (ix *Index) associates(id int32) []alt {
+	// They change only with the documents: Replace clears the cache.
+	if as, ok := ix.assocCache.Load(id); ok {
+		return as.([]alt)
+	}
+	as := ix.associatesOf(id)
+	ix.assocCache.Store(id, as)
+	return as
+}
+
+func (ix *Index) associatesOf(id int32) []alt {
+	ps := ix.postings[id]
+	if len(ps) < 2 || float64(len(ps)) > ix.cfg.assocMaxShare*float64(ix.n) {
+		return nil
+	}
+	// A word in many documents is counted in a sample of them, spread
+	// over its postings, so that the work stays bounded at any size.
+	step := (len(ps) + assocSample - 1) / assocSample
+	co := map[int32]int{}
+	for i := 0; i < len(ps); i += step {
+		for _, t := range ix.slots[ps[i].doc].terms {
+			if t.id != id {
+				co[t.id] += step
+			}
+		}
+	}
+	type cand struct {
+		id  int32
+		cos float64
+	}
+	var cs []cand
+	for b, n := range co {
+		if n < 2*step {
+			continue
+		}
+		cs = append(cs, cand{b, float64(n) / math.Sqrt(float64(len(ps))*float64(len(ix.postings[b])))})
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].cos != cs[j].cos {
+			return cs[i].cos > cs[j].cos
+		}
+		return cs[i].id < cs[j].id
+	})
+	var out []alt
+	for _, c := range cs[:min(ix.cfg.assocTerms, len(cs))] {
+		if c.cos < ix.cfg.assocMin {
+			break
+		}
+		out = append(out, alt{terms: []int32{c.id}, weight: ix.cfg.assoc * c.cos})
+	}
+	return out
 }
 
 // ownAlts appends the alternatives of the query's own words toks: all the

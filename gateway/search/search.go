@@ -42,8 +42,16 @@
 // rewarded three times and a rare synonym is not worth more than the common
 // word it stands for. A bonus for the share of a tool's name the query
 // covers prefers create_issue to create_issue_from_template for "create an
-// issue". Every part and weight was chosen by measurement on real tool
-// catalogs; RESULTS.md in this directory has the figures.
+// issue", and a tool's score follows the share of the query's concepts it
+// has, so that one that answers every word of the need is preferred to one
+// that matches a single word strongly. Every part and weight was chosen by
+// measurement on real tool catalogs; docs/performance.md has the figures.
+//
+// # Changing catalogs
+//
+// [Index.Replace] swaps one server's documents for new ones, so that a
+// server whose catalog changed re-indexes only itself: a few milliseconds
+// at 20,000 tools, where [New] takes about a second.
 //
 // # Example
 //
@@ -54,7 +62,8 @@
 //	hits := ix.Search("open a bug on GitHub", 5)
 //	// hits[0].Doc == 0: create_issue
 //
-// An [Index] is immutable once built and safe for concurrent use.
+// An [Index] is safe for concurrent use: searches run in parallel and
+// [Index.Replace] waits for them.
 package search
 
 import (
@@ -62,7 +71,6 @@ import (
 	"math"
 	"math/bits"
 	"sort"
-	"sync"
 )
 
 // Param is one top-level input parameter of a tool.
@@ -80,7 +88,7 @@ type Doc struct {
 
 // Hit is one ranked result.
 type Hit struct {
-	Doc   int // index into the docs given to New
+	Doc   int // the document's ID: its index in the docs given to New, or an ID Replace returned
 	Score float64
 }
 
@@ -118,6 +126,11 @@ type config struct {
 	imperative    float64 // extra weight of the verb a command starts with
 	question      float64 // weight of the listing and searching a question implies
 	payload       float64 // weight of words that are the content to send, not the need ("saying …", quotes)
+	coord         float64 // how much a tool's score follows the share of the query's concepts it has
+	assoc         float64 // weight of a term the catalog uses with a query word, times their association (0: off)
+	assocTerms    int     // most associated terms per query word
+	assocMin      float64 // weakest association that counts
+	assocMaxShare float64 // query words in a greater share of the documents are not expanded
 }
 
 var defaultConfig = config{
@@ -139,127 +152,11 @@ var defaultConfig = config{
 	payload:       0.3,
 	imperative:    0.25,
 	question:      0.5,
-}
-
-type posting struct {
-	doc int32
-	sat float32 // tf'/(k1+tf'), where tf' is the field-weighted, length-normalized frequency
-	bit uint8   // 1 + the term's position among the distinct words of the tool's name, or 0
-}
-
-// Index ranks a fixed set of documents. It is safe for concurrent use.
-type Index struct {
-	cfg      config
-	n        int
-	ids      map[string]int32 // term to its ID
-	vocab    []string         // terms sorted, for prefix matching
-	idf      []float64
-	postings [][]posting
-	nameLen  []uint8 // distinct words in each tool's name, at most 64
-	thes     *thesaurus
-	scratch  sync.Pool
-}
-
-// New builds an index of docs. Docs are read, not kept.
-func New(docs []Doc) *Index { return newIndex(docs, defaultConfig) }
-
-func newIndex(docs []Doc, cfg config) *Index {
-	ix := &Index{cfg: cfg, n: len(docs), ids: map[string]int32{}, nameLen: make([]uint8, len(docs))}
-	if cfg.synonyms {
-		ix.thes = newThesaurus(cfg.thesaurus, ix.qtokens)
-	}
-
-	// Field terms of every document, and the average length of each field.
-	fields := make([][numFields][]string, len(docs))
-	var total [numFields]float64
-	for i, d := range docs {
-		f := &fields[i]
-		f[fieldName] = ix.termsOf(d.Tool)
-		f[fieldTitle] = ix.termsOf(d.Title)
-		f[fieldDesc] = ix.termsOf(d.Description)
-		for _, p := range d.Params {
-			f[fieldParam] = append(f[fieldParam], ix.termsOf(p.Name)...)
-			f[fieldParamDesc] = append(f[fieldParamDesc], ix.termsOf(p.Description)...)
-		}
-		// The server field says which product a tool belongs to; each
-		// of its words counts once however the ID and title repeat it.
-		f[fieldServer] = dedupe(append(ix.termsOf(d.Server), ix.termsOf(d.ServerTitle)...))
-		for k := range numFields {
-			total[k] += float64(len(f[k]))
-		}
-	}
-	var avg [numFields]float64
-	for k := range numFields {
-		if len(docs) > 0 {
-			avg[k] = total[k] / float64(len(docs))
-		}
-	}
-
-	// Per document: each distinct term, in first-seen order, with its
-	// frequency in each field.
-	slot := map[string]int{}
-	var order []string
-	var tf [][numFields]float64
-	for i := range docs {
-		clear(slot)
-		order, tf = order[:0], tf[:0]
-		for k := range numFields {
-			for _, t := range fields[i][k] {
-				j, ok := slot[t]
-				if !ok {
-					j = len(order)
-					slot[t] = j
-					order = append(order, t)
-					tf = append(tf, [numFields]float64{})
-				}
-				tf[j][k]++
-			}
-		}
-		var norm [numFields]float64
-		for k := range numFields {
-			norm[k] = 1
-			if avg[k] > 0 {
-				norm[k] = 1 - cfg.b[k] + cfg.b[k]*float64(len(fields[i][k]))/avg[k]
-			}
-		}
-		names := 0
-		for j, t := range order {
-			c := &tf[j]
-			var w float64
-			for k := range numFields {
-				if c[k] > 0 {
-					w += cfg.weight[k] * c[k] / norm[k]
-				}
-			}
-			if w <= 0 {
-				continue
-			}
-			id, ok := ix.ids[t]
-			if !ok {
-				id = int32(len(ix.postings))
-				ix.ids[t] = id
-				ix.postings = append(ix.postings, nil)
-			}
-			p := posting{doc: int32(i), sat: float32(w / (cfg.k1 + w))}
-			if c[fieldName] > 0 && names < 64 {
-				names++
-				p.bit = uint8(names)
-			}
-			ix.postings[id] = append(ix.postings[id], p)
-		}
-		ix.nameLen[i] = uint8(names)
-	}
-
-	ix.idf = make([]float64, len(ix.postings))
-	ix.vocab = make([]string, 0, len(ix.ids))
-	for t, id := range ix.ids {
-		df := float64(len(ix.postings[id]))
-		ix.idf[id] = idf(float64(ix.n), df)
-		ix.vocab = append(ix.vocab, t)
-	}
-	sort.Strings(ix.vocab)
-	ix.scratch.New = func() any { return newScratch(ix.n) }
-	return ix
+	coord:         0.5,
+	assoc:         0, // measured worse once generalGroups were in; see with-associations
+	assocTerms:    3,
+	assocMin:      0.3,
+	assocMaxShare: 0.06,
 }
 
 // termsOf is terms with the index's stemming choice.
@@ -289,11 +186,13 @@ func dedupe(ts []string) []string {
 }
 
 // Search returns up to limit hits, best first; equal scores keep the order
-// of the docs given to New. Every document that shares a meaningful word
+// of the document IDs. Every document that shares a meaningful word
 // with the query (any word but a stop word, a bare number or a single
 // letter, compared after stemming) scores above zero, so the result is
 // empty only when no document does, or when limit <= 0.
 func (ix *Index) Search(query string, limit int) []Hit {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
 	if limit <= 0 || ix.n == 0 {
 		return nil
 	}
@@ -313,8 +212,15 @@ func (ix *Index) rank(concepts []concept, limit int) []Hit {
 	}
 	s := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(s)
+	s.grow(len(ix.slots))
 	acc := s.acc
 
+	var weight float64 // of the concepts a tool can cover
+	for _, c := range concepts {
+		if !c.boost {
+			weight += c.weight
+		}
+	}
 	for _, c := range concepts {
 		unionIDF := 0.0
 		if ix.cfg.unionIDF && len(c.alts) > 1 {
@@ -322,7 +228,7 @@ func (ix *Index) rank(concepts []concept, limit int) []Hit {
 		}
 		for _, a := range c.alts {
 			for _, id := range a.terms {
-				w := c.weight * a.weight * ix.idf[id]
+				w := c.weight * a.weight * ix.idf(id)
 				if unionIDF > 0 {
 					w = c.weight * a.weight * unionIDF / float64(len(a.terms))
 				}
@@ -358,6 +264,9 @@ func (ix *Index) rank(concepts []concept, limit int) []Hit {
 				s.touched = append(s.touched, d)
 			}
 			x.total += x.concept
+			if !c.boost {
+				x.covered += float32(c.weight)
+			}
 			x.concept = 0
 		}
 		s.conceptTouched = s.conceptTouched[:0]
@@ -368,7 +277,10 @@ func (ix *Index) rank(concepts []concept, limit int) []Hit {
 		x := &acc[d]
 		hit := Hit{Doc: int(d), Score: x.total}
 		if n := ix.nameLen[d]; n > 0 && x.names != 0 {
-			hit.Score += ix.cfg.coverage * float64(bits.OnesCount64(x.names)) / float64(n)
+			hit.Score += ix.cfg.coverage * float64(bits.OnesCount32(x.names)) / float64(n)
+		}
+		if ix.cfg.coord > 0 && weight > 0 {
+			hit.Score *= 1 - ix.cfg.coord + ix.cfg.coord*float64(x.covered)/weight
 		}
 		*x = accum{}
 		if len(h) < limit {
@@ -444,9 +356,14 @@ type accum struct {
 	total   float64 // over the concepts so far
 	concept float64 // best alternative so far of the current concept
 	alt     float64 // the current alternative
-	names   uint64  // name words matched, by posting.bit
+	names   uint32  // name words matched, by posting.bit
+	covered float32 // weight of the concepts matched
 }
 
-func newScratch(n int) *scratch {
-	return &scratch{acc: make([]accum, n), mark: make([]bool, n)}
+// grow makes room for n documents.
+func (s *scratch) grow(n int) {
+	if len(s.acc) < n {
+		s.acc = make([]accum, n)
+		s.mark = make([]bool, n)
+	}
 }

@@ -1,9 +1,10 @@
 package search
 
 // Tuning aids. They are skipped unless asked for with a flag, and they show
-// only the tuning half of the dev queries (see tuningHalf): the held-out
-// half is only ever reported as a figure, by TestSearchQualityFloor and
-// BenchmarkSearchQuality. Run them as
+// only the visible queries: the tuning half of the dev queries (see
+// tuningHalf) whose expected tools are of tuning servers (see
+// tuningServer). The held-out half and the held-out servers are only ever
+// reported as figures, by TestSearchQualityFloor and the benchmarks. Run them as
 //
 //	go test -run TestTune -v ./gateway/search/ -args -search.tune
 //	go test -run TestAblateTuning -v ./gateway/search/ -args -search.ablate
@@ -21,14 +22,14 @@ import (
 )
 
 var (
-	tune         = flag.Bool("search.tune", false, "grid-search the model's weights on the tuning half")
-	ablate       = flag.Bool("search.ablate", false, "log the tuning half's figures with each part of the model, and each thesaurus group, switched off")
+	tune         = flag.Bool("search.tune", false, "grid-search the model's weights on the visible queries")
+	ablate       = flag.Bool("search.ablate", false, "log the visible queries' figures with each part of the model, and each thesaurus group, switched off")
 	diffWith     = flag.String("search.diff", "", "log the tuning queries whose rank changes with this ablation")
 	explainQuery = flag.String("search.explain", "", "explain the ranking of this query")
 )
 
 // TestTune searches a grid of weights around the defaults and logs the best
-// by the tuning half's recall@5 + MRR@5. The defaults sit inside the broad
+// by the visible queries' recall@5 + MRR@5. The defaults sit inside the broad
 // plateau this found, not on its single best point.
 func TestTune(t *testing.T) {
 	if !*tune {
@@ -47,7 +48,7 @@ func TestTune(t *testing.T) {
 					for _, cov := range []float64{1, 2, 3} {
 						c := defaultConfig
 						c.k1, c.weight[fieldName], c.b[fieldDesc], c.synWeight, c.coverage = k1, wn, bd, syn, cov
-						rs = append(rs, result{c, evaluate(d, modelRanker(newIndex(d.docs, c))).tune})
+						rs = append(rs, result{c, evaluate(d, modelRanker(newIndex(d.docs, c))).seen})
 					}
 				}
 			}
@@ -60,7 +61,7 @@ func TestTune(t *testing.T) {
 	}
 }
 
-// TestAblateTuning logs the tuning half's figures with each part of the
+// TestAblateTuning logs the visible queries' figures with each part of the
 // model, then each thesaurus group, left out.
 func TestAblateTuning(t *testing.T) {
 	if !*ablate {
@@ -70,12 +71,12 @@ func TestAblateTuning(t *testing.T) {
 	for _, a := range ablations {
 		c := defaultConfig
 		a.set(&c)
-		t.Logf("%-20s %v", a.name, evaluate(d, modelRanker(newIndex(d.docs, c))).tune)
+		t.Logf("%-20s %v", a.name, evaluate(d, modelRanker(newIndex(d.docs, c))).seen)
 	}
 	for g, line := range thesaurusGroups {
 		c := defaultConfig
 		c.thesaurus = slices.Delete(slices.Clone(thesaurusGroups), g, g+1)
-		t.Logf("without %-40q %v", line, evaluate(d, modelRanker(newIndex(d.docs, c))).tune)
+		t.Logf("without %-40q %v", line, evaluate(d, modelRanker(newIndex(d.docs, c))).seen)
 	}
 }
 
@@ -107,7 +108,7 @@ func TestDiffTuning(t *testing.T) {
 		return 0, top
 	}
 	for _, q := range d.queries {
-		if !q.tuning {
+		if !q.visible() {
 			continue
 		}
 		r1, t1 := rank(base, q)
@@ -136,7 +137,7 @@ func TestExplain(t *testing.T) {
 		for _, a := range c.alts {
 			var ts []string
 			for _, id := range a.terms {
-				ts = append(ts, fmt.Sprintf("%s(idf %.2f)", name[id], ix.idf[id]))
+				ts = append(ts, fmt.Sprintf("%s(idf %.2f)", name[id], ix.idf(id)))
 			}
 			alts = append(alts, fmt.Sprintf("%.2f*[%s]", a.weight, strings.Join(ts, " ")))
 		}
@@ -147,11 +148,11 @@ func TestExplain(t *testing.T) {
 	}
 }
 
-var prune = flag.Bool("search.prune", false, "list the thesaurus groups and expressions with no effect on the tuning half")
+var prune = flag.Bool("search.prune", false, "list the thesaurus groups and expressions with no effect on the visible queries")
 
 // TestPruneThesaurus leaves out each thesaurus group, then each expression
 // of the groups kept, and logs those whose absence costs nothing on the
-// tuning half (recall@5 + MRR@5): they have no evidence for them. The
+// visible queries (recall@5 + MRR@5): they have no evidence for them. The
 // issue's own synonyms are kept whatever they measure.
 func TestPruneThesaurus(t *testing.T) {
 	if !*prune {
@@ -167,7 +168,7 @@ func TestPruneThesaurus(t *testing.T) {
 	score := func(groups []string) float64 {
 		c := defaultConfig
 		c.thesaurus = groups
-		m := evaluate(d, modelRanker(newIndex(d.docs, c))).tune
+		m := evaluate(d, modelRanker(newIndex(d.docs, c))).seen
 		return m.r5 + m.mrr
 	}
 	full := score(thesaurusGroups)

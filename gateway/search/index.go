@@ -1,0 +1,318 @@
+package search
+
+import (
+	"slices"
+	"sort"
+	"sync"
+)
+
+type posting struct {
+	doc int32
+	sat float32 // tf'/(k1+tf'), where tf' is the field-weighted, length-normalized frequency
+	bit uint8   // 1 + the term's position among the distinct words of the tool's name (at most 32), or 0
+}
+
+// Index ranks a set of documents. It is safe for concurrent use: searches
+// run in parallel, and [Index.Replace] waits for them.
+type Index struct {
+	cfg  config
+	thes *thesaurus
+
+	mu       sync.RWMutex
+	n        int              // live documents
+	ids      map[string]int32 // term to its ID, for terms some live document has
+	terms    []string         // ID to term
+	vocab    []string         // the terms of ids, sorted, for prefix matching
+	postings [][]posting      // by term ID, in document order
+	slots    []slot           // by document ID
+	nameLen  []uint8          // by document ID: distinct words in the tool's name, at most 32
+	free     []int32          // IDs of removed documents, for reuse
+	byServer map[string][]int32
+	total    [numFields]float64 // length of each field over the live documents
+	scratch  sync.Pool
+
+	assocCache sync.Map // term ID to its associates; cleared when documents change
+}
+
+// slot is one document ID: what the index keeps of the document to score
+// it and to remove it.
+type slot struct {
+	live    bool
+	server  string
+	nameLen uint8 // distinct words in the tool's name, at most 64
+	length  [numFields]uint16
+	terms   []docTerm // the document's distinct terms
+}
+
+type docTerm struct {
+	id  int32
+	sat float32
+}
+
+// New builds an index of docs; their IDs are their positions in docs.
+// Docs are read, not kept.
+func New(docs []Doc) *Index { return newIndex(docs, defaultConfig) }
+
+func newIndex(docs []Doc, cfg config) *Index {
+	ix := &Index{cfg: cfg, ids: map[string]int32{}, byServer: map[string][]int32{}}
+	if cfg.synonyms {
+		ix.thes = newThesaurus(cfg.thesaurus, ix.qtokens)
+	}
+	ix.scratch.New = func() any { return &scratch{} }
+	_, added := ix.add(docs)
+	for id, ps := range added {
+		ix.postings[id] = ps
+	}
+	ix.addVocab(added)
+	return ix
+}
+
+// Replace removes the documents of server and adds docs, which are
+// normally all of that server, so that a server whose catalog changed
+// re-indexes only itself. It returns the IDs of docs, in order; the IDs of
+// removed documents may be given again. Term statistics (document
+// frequencies, the count of documents) are those of the new set of
+// documents. The field lengths the documents added are normalized by are
+// the new averages too, but those of the documents kept are not
+// recomputed: one server moves them little, and New starts afresh.
+func (ix *Index) Replace(server string, docs []Doc) []int {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.assocCache.Clear()
+	gone, dead, touched := ix.remove(server)
+	ids, added := ix.add(docs)
+	for id, ps := range added {
+		if !touched[id] {
+			ix.postings[id] = mergePostings(ix.postings[id], ps)
+		}
+	}
+	var buf []posting
+	for id := range touched {
+		buf = ix.rewrite(id, dead, gone[0], gone[len(gone)-1], added[id], buf)
+	}
+	ix.addVocab(added)
+	return ids
+}
+
+// remove frees the documents of server. It returns their IDs in order,
+// them marked by ID, and the terms they had, whose postings still name
+// them.
+func (ix *Index) remove(server string) (gone []int32, dead []bool, touched map[int32]bool) {
+	gone = ix.byServer[server]
+	if len(gone) == 0 {
+		return nil, nil, nil
+	}
+	slices.Sort(gone)
+	delete(ix.byServer, server)
+	touched = map[int32]bool{}
+	dead = make([]bool, len(ix.slots)) // dense: read once per posting
+	for _, d := range gone {
+		dead[d] = true
+		s := &ix.slots[d]
+		for _, t := range s.terms {
+			touched[t.id] = true
+		}
+		for k := range numFields {
+			ix.total[k] -= float64(s.length[k])
+		}
+		*s = slot{}
+		ix.nameLen[d] = 0
+		ix.free = append(ix.free, d)
+	}
+	ix.n -= len(gone)
+	return gone, dead, touched
+}
+
+// rewrite drops the dead documents, which lie between IDs first and last,
+// from term id's postings and merges in added, in document order, with buf
+// as room to merge in; it returns buf. Only the postings between the
+// first and the last document changed are rewritten.
+func (ix *Index) rewrite(id int32, dead []bool, first, last int32, added, buf []posting) []posting {
+	ps := ix.postings[id]
+	if len(added) > 0 {
+		first, last = min(first, added[0].doc), max(last, added[len(added)-1].doc)
+	}
+	lo := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= first })
+	hi := lo + sort.Search(len(ps)-lo, func(i int) bool { return ps[lo+i].doc > last })
+	buf = buf[:0]
+	for _, p := range ps[lo:hi] {
+		if dead[p.doc] {
+			continue
+		}
+		for len(added) > 0 && added[0].doc < p.doc {
+			buf, added = append(buf, added[0]), added[1:]
+		}
+		buf = append(buf, p)
+	}
+	buf = append(buf, added...)
+	ix.postings[id] = slices.Replace(ps, lo, hi, buf...)
+	if len(ix.postings[id]) == 0 {
+		ix.forget(id)
+	}
+	return buf
+}
+
+// forget takes a term no live document has out of the vocabulary.
+func (ix *Index) forget(id int32) {
+	t := ix.terms[id]
+	delete(ix.ids, t)
+	if i, ok := slices.BinarySearch(ix.vocab, t); ok {
+		ix.vocab = slices.Delete(ix.vocab, i, i+1)
+	}
+	ix.postings[id] = nil
+}
+
+// add gives docs IDs and returns them, and the postings of docs by term, in
+// document order, for the caller to merge into the index's postings.
+func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
+	cfg := &ix.cfg
+
+	// Field terms of every document, and the average length of each field.
+	fields := make([][numFields][]string, len(docs))
+	for i, d := range docs {
+		f := &fields[i]
+		f[fieldName] = ix.termsOf(d.Tool)
+		f[fieldTitle] = ix.termsOf(d.Title)
+		f[fieldDesc] = ix.termsOf(d.Description)
+		for _, p := range d.Params {
+			f[fieldParam] = append(f[fieldParam], ix.termsOf(p.Name)...)
+			f[fieldParamDesc] = append(f[fieldParamDesc], ix.termsOf(p.Description)...)
+		}
+		// The server field says which product a tool belongs to; each
+		// of its words counts once however the ID and title repeat it.
+		f[fieldServer] = dedupe(append(ix.termsOf(d.Server), ix.termsOf(d.ServerTitle)...))
+		for k := range numFields {
+			ix.total[k] += float64(min(len(f[k]), 1<<16-1))
+		}
+	}
+	live := ix.n + len(docs)
+	var avg [numFields]float64
+	for k := range numFields {
+		if live > 0 {
+			avg[k] = ix.total[k] / float64(live)
+		}
+	}
+
+	// Per document: each distinct term, in first-seen order, with its
+	// frequency in each field.
+	slices.Sort(ix.free)
+	ids := make([]int, len(docs))
+	added := map[int32][]posting{} // new postings by term, in document order
+	slot := map[string]int{}
+	var order []string
+	var tf [][numFields]float64
+	for i, d := range docs {
+		id := ix.newSlot()
+		ids[i] = int(id)
+		s := &ix.slots[id]
+		s.live, s.server = true, d.Server
+		ix.byServer[d.Server] = append(ix.byServer[d.Server], id)
+		clear(slot)
+		order, tf = order[:0], tf[:0]
+		for k := range numFields {
+			s.length[k] = uint16(min(len(fields[i][k]), 1<<16-1))
+			for _, t := range fields[i][k] {
+				j, ok := slot[t]
+				if !ok {
+					j = len(order)
+					slot[t] = j
+					order = append(order, t)
+					tf = append(tf, [numFields]float64{})
+				}
+				tf[j][k]++
+			}
+		}
+		var norm [numFields]float64
+		for k := range numFields {
+			norm[k] = 1
+			if avg[k] > 0 {
+				norm[k] = 1 - cfg.b[k] + cfg.b[k]*float64(len(fields[i][k]))/avg[k]
+			}
+		}
+		names := 0
+		s.terms = make([]docTerm, 0, len(order))
+		for j, t := range order {
+			c := &tf[j]
+			var w float64
+			for k := range numFields {
+				if c[k] > 0 {
+					w += cfg.weight[k] * c[k] / norm[k]
+				}
+			}
+			if w <= 0 {
+				continue
+			}
+			p := posting{doc: id, sat: float32(w / (cfg.k1 + w))}
+			if c[fieldName] > 0 && names < 32 {
+				names++
+				p.bit = uint8(names)
+			}
+			tid := ix.termID(t)
+			added[tid] = append(added[tid], p)
+			s.terms = append(s.terms, docTerm{id: tid, sat: p.sat})
+		}
+		ix.nameLen[id] = uint8(names)
+	}
+	ix.n = live
+
+	for _, ps := range added {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].doc < ps[j].doc })
+	}
+	return ids, added
+}
+
+// addVocab adds the terms of added new to the index to the sorted vocabulary.
+func (ix *Index) addVocab(added map[int32][]posting) {
+	n := len(ix.vocab)
+	for id := range added {
+		if _, ok := slices.BinarySearch(ix.vocab[:n], ix.terms[id]); !ok {
+			ix.vocab = append(ix.vocab, ix.terms[id])
+		}
+	}
+	if len(ix.vocab) > n {
+		sort.Strings(ix.vocab)
+	}
+}
+
+// termID returns the ID of term t, giving it one if it has none.
+func (ix *Index) termID(t string) int32 {
+	if id, ok := ix.ids[t]; ok {
+		return id
+	}
+	id := int32(len(ix.postings))
+	ix.ids[t] = id
+	ix.terms = append(ix.terms, t)
+	ix.postings = append(ix.postings, nil)
+	return id
+}
+
+// newSlot returns a free document ID: the lowest removed one (add sorts
+// them), else a new one.
+func (ix *Index) newSlot() int32 {
+	if len(ix.free) > 0 {
+		id := ix.free[0]
+		ix.free = ix.free[1:]
+		return id
+	}
+	ix.slots = append(ix.slots, slot{})
+	ix.nameLen = append(ix.nameLen, 0)
+	return int32(len(ix.slots) - 1)
+}
+
+// mergePostings merges two lists in document order.
+func mergePostings(a, b []posting) []posting {
+	out := make([]posting, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].doc < b[0].doc {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// idf is the inverse document frequency of term id.
+func (ix *Index) idf(id int32) float64 {
+	return idf(float64(ix.n), float64(len(ix.postings[id])))
+}
