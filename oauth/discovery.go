@@ -171,22 +171,7 @@ func (c *Client) discoverResource(ctx context.Context, serverURL string, ch chal
 			lastErr = err
 			continue
 		}
-		if err := checkResource(serverURL, prm.Resource, cand.where); err != nil {
-			return nil, err
-		}
-		if len(prm.AuthorizationServers) == 0 {
-			return nil, discoveryErrorf("protected resource metadata lists no authorization server")
-		}
-		var issuers []string
-		for _, is := range prm.AuthorizationServers {
-			if _, err := checkEndpoint("authorization server "+is, is); err != nil {
-				return nil, err
-			}
-			if !slices.Contains(issuers, is) {
-				issuers = append(issuers, is)
-			}
-		}
-		return &metadata{resource: prm.Resource, prm: &prm, issuers: issuers}, nil
+		return checkPRM(serverURL, &prm, cand.where)
 	}
 	if absent && ch.resourceMetadata == "" {
 		return nil, errNoResourceMetadata
@@ -195,6 +180,27 @@ func (c *Client) discoverResource(ctx context.Context, serverURL string, ch chal
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryTimeout, Message: "authorization discovery: the server's protected resource metadata did not arrive in time", Err: ctx.Err()}
 	}
 	return nil, discoveryErrorf("no protected resource metadata found for the server (%v)", describe(lastErr))
+}
+
+// checkPRM checks a protected resource metadata document found at where
+// for serverURL and returns what discovery keeps of it.
+func checkPRM(serverURL string, prm *oauthex.ProtectedResourceMetadata, where prmLocation) (*metadata, error) {
+	if err := checkResource(serverURL, prm.Resource, where); err != nil {
+		return nil, err
+	}
+	if len(prm.AuthorizationServers) == 0 {
+		return nil, discoveryErrorf("protected resource metadata lists no authorization server")
+	}
+	var issuers []string
+	for _, is := range prm.AuthorizationServers {
+		if _, err := checkEndpoint("authorization server "+is, is); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(issuers, is) {
+			issuers = append(issuers, is)
+		}
+	}
+	return &metadata{resource: prm.Resource, prm: prm, issuers: issuers}, nil
 }
 
 // checkResource checks the resource a protected resource metadata document
@@ -341,28 +347,8 @@ func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*authServer
 			lastErr = err
 			continue
 		}
-		if asm.Issuer != issuer {
-			return nil, discoveryErrorf("authorization server metadata names issuer %q, expected exactly %q; refusing it", asm.Issuer, issuer)
-		}
-		if !slices.Contains(asm.CodeChallengeMethodsSupported, "S256") {
-			return nil, discoveryErrorf("authorization server %s does not support PKCE with S256; refusing it", issuer)
-		}
-		endpoints := []struct{ name, value string }{
-			{"authorization_endpoint", asm.AuthorizationEndpoint},
-			{"token_endpoint", asm.TokenEndpoint},
-			{"registration_endpoint", asm.RegistrationEndpoint},
-			{"revocation_endpoint", asm.RevocationEndpoint},
-		}
-		for _, e := range endpoints {
-			if e.value == "" {
-				if e.name == "authorization_endpoint" || e.name == "token_endpoint" {
-					return nil, discoveryErrorf("authorization server %s has no %s", issuer, e.name)
-				}
-				continue
-			}
-			if _, err := checkEndpoint(e.name, e.value); err != nil {
-				return nil, err
-			}
+		if err := checkAuthServer(issuer, &asm); err != nil {
+			return nil, err
 		}
 		return &asm, nil
 	}
@@ -374,6 +360,36 @@ func (c *Client) discoverIssuer(ctx context.Context, issuer string) (*authServer
 		derr.Err = errNoAuthServerMetadata
 	}
 	return nil, derr
+}
+
+// checkAuthServer checks the metadata document of issuer: it names
+// exactly that issuer, supports PKCE with S256, and its endpoints follow
+// the endpoint rules.
+func checkAuthServer(issuer string, asm *authServer) error {
+	if asm.Issuer != issuer {
+		return discoveryErrorf("authorization server metadata names issuer %q, expected exactly %q; refusing it", asm.Issuer, issuer)
+	}
+	if !slices.Contains(asm.CodeChallengeMethodsSupported, "S256") {
+		return discoveryErrorf("authorization server %s does not support PKCE with S256; refusing it", issuer)
+	}
+	endpoints := []struct{ name, value string }{
+		{"authorization_endpoint", asm.AuthorizationEndpoint},
+		{"token_endpoint", asm.TokenEndpoint},
+		{"registration_endpoint", asm.RegistrationEndpoint},
+		{"revocation_endpoint", asm.RevocationEndpoint},
+	}
+	for _, e := range endpoints {
+		if e.value == "" {
+			if e.name == "authorization_endpoint" || e.name == "token_endpoint" {
+				return discoveryErrorf("authorization server %s has no %s", issuer, e.name)
+			}
+			continue
+		}
+		if _, err := checkEndpoint(e.name, e.value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // chooseIssuer picks the authorization server: the one the person chose,

@@ -81,9 +81,11 @@ type FaultRequest struct {
 // FaultOptions configure a [FaultProxy]. A nil *FaultOptions means
 // defaults.
 type FaultOptions struct {
-	// Plan chooses each request's fault. Nil means at random: a fraction
-	// Rate of requests get one of Kinds, drawn from a generator seeded with
-	// Seed.
+	// Plan chooses each request's fault; it is called from the proxy's
+	// handlers, concurrently, and must be safe for that. Nil means at
+	// random: a fraction Rate of requests get one of Kinds, drawn from a
+	// generator seeded with Seed (the sequence of draws is the seed's; which
+	// request gets which draw depends on arrival order).
 	Plan func(*FaultRequest) Fault
 	// Seed seeds the random plan.
 	Seed uint64
@@ -93,8 +95,8 @@ type FaultOptions struct {
 	// Kinds are the faults the random plan draws from, equally often; nil
 	// means [Faults].
 	Kinds []Fault
-	// Latency bounds the delay of FaultLatency (drawn uniformly up to it);
-	// zero means 20 ms.
+	// Latency bounds the delay of FaultLatency: drawn uniformly up to it by
+	// the random plan, exactly it under a Plan. Zero means 20 ms.
 	Latency time.Duration
 	// TrickleBytes and TrickleEvery pace FaultSlowloris; zero means 64
 	// bytes every millisecond.
