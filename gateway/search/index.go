@@ -37,11 +37,10 @@ type Index struct {
 // slot is one document ID: what the index keeps of the document to score
 // it and to remove it.
 type slot struct {
-	live    bool
-	server  string
-	nameLen uint8 // distinct words in the tool's name, at most 64
-	length  [numFields]uint16
-	terms   []docTerm // the document's distinct terms
+	live   bool
+	server string
+	length [numFields]uint16
+	terms  []docTerm // the document's distinct terms
 }
 
 type docTerm struct {

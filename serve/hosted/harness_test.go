@@ -54,6 +54,7 @@ type cluster struct {
 	open     *fake.Server
 	idp      *fake.OIDCIssuer
 	deploy   *config.Deployment
+	opts     clusterOptions
 	names    map[string][]netip.Addr // the resolver seam
 	doc      string                  // the deployment file
 	st       *postgres.Store         // the test's own handle on the database
@@ -79,7 +80,9 @@ type clusterOptions struct {
 	replicas  int
 	processes bool // replicas are mcpgate serve --http processes
 	auth      *fake.AuthOptions
-	extra     string // further JSON members of tenant acme's mcpServers
+	idle      time.Duration // hosted.Options.IdleTimeout of in-process replicas
+	most      int           // hosted.Options.MaxWorkspaces of in-process replicas
+	extra     string        // further JSON members of tenant acme's mcpServers
 }
 
 func newCluster(t testing.TB, o *clusterOptions) *cluster {
@@ -90,7 +93,7 @@ func newCluster(t testing.TB, o *clusterOptions) *cluster {
 	if o.replicas == 0 {
 		o.replicas = 2
 	}
-	c := &cluster{t: t, dsn: pgtest.DSN(t), key: make([]byte, 32), names: map[string][]netip.Addr{}}
+	c := &cluster{t: t, dsn: pgtest.DSN(t), key: make([]byte, 32), names: map[string][]netip.Addr{}, opts: *o}
 	for i := range c.key {
 		c.key[i] = byte(i + 1)
 	}
@@ -174,7 +177,7 @@ func (c *cluster) addReplica() *replica {
 		t.Fatal(err)
 	}
 	g, err := hosted.New(&hosted.Options{Deployment: c.deploy, Store: st, Auth: auth, Network: network, Audit: audit,
-		Version: "test", QuestionTimeout: 10 * time.Second})
+		Version: "test", QuestionTimeout: 10 * time.Second, IdleTimeout: c.opts.idle, MaxWorkspaces: c.opts.most})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -461,3 +461,36 @@ func TestQuestionsAreAnsweredOnTheGatewaysPage(t *testing.T) {
 }
 
 var questionRE = regexp.MustCompile(`https?://[^\s"]+/questions/[A-Za-z0-9_-]+`)
+
+// A person's workspace closes when idle, ending its upstream sessions, and
+// opens again on their next request; at most MaxWorkspaces are kept, the
+// least recently used idle one closed to make room.
+func TestWorkspacesCloseWhenIdleAndMakeRoom(t *testing.T) {
+	c := newCluster(t, &clusterOptions{replicas: 1, idle: 300 * time.Millisecond, most: 2})
+	g := c.replicas[0].g
+	call := func(cs *mcp.ClientSession) {
+		t.Helper()
+		mustGW(t, cs, map[string]any{"action": "call", "server": "open", "tool": "echo", "arguments": map[string]any{"text": "x"}})
+	}
+	hosts := make([]*mcp.ClientSession, 3)
+	for i := range hosts {
+		hosts[i] = c.host(c.replicas[0].URL, c.apiKey("acme", fmt.Sprintf("person-%d", i)))
+	}
+	call(hosts[0])
+	call(hosts[1])
+	call(hosts[2])
+	if n := hosted.OpenWorkspaces(g); n != 2 {
+		t.Errorf("%d workspaces open after three people at a cap of two", n)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for hosted.OpenWorkspaces(g) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workspaces still open long after they went idle", hosted.OpenWorkspaces(g))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	call(hosts[0]) // opens again
+	if n := hosted.OpenWorkspaces(g); n != 1 {
+		t.Errorf("%d workspaces after one person came back", n)
+	}
+}

@@ -36,7 +36,7 @@ func TestKillingAReplicaMidLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cs, err := connect(c.rr.URL, key)
+			cs, _ := connect(c.rr.URL, key) // nil on failure: made again below
 			for n := 0; ; n++ {
 				select {
 				case <-stop:
@@ -47,6 +47,7 @@ func TestKillingAReplicaMidLoad(t *testing.T) {
 				default:
 				}
 				if cs == nil {
+					var err error
 					if cs, err = connect(c.rr.URL, key); err != nil {
 						cs = nil
 						time.Sleep(10 * time.Millisecond)

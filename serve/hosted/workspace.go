@@ -76,6 +76,7 @@ func (g *Gateway) newWorkspace(p inbound.Principal) (*workspace, error) {
 			}
 		},
 		RequestLog: g.log.For(ws.owner),
+		//lint:ignore SA1019 session-era servers still log; their messages go on to the person's host
 		OnLog: func(server string, msg *mcp.LoggingMessageParams) {
 			if ws.front != nil {
 				ws.front.Log(server, msg)
