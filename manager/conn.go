@@ -108,10 +108,11 @@ type session struct {
 
 	// What the session's own requests need: the endpoint, the HTTP client
 	// (our transport), the authorization, the client's identity.
-	url    string
-	http   *http.Client
-	auth   auth.OAuthHandler
-	client *mcp.Implementation
+	url     string
+	http    *http.Client
+	streams *streamGroup // the transport's supervised streams
+	auth    auth.OAuthHandler
+	client  *mcp.Implementation
 
 	ctx    context.Context // cancelled when the session closes
 	cancel context.CancelFunc
@@ -141,6 +142,9 @@ func (sess *session) close() {
 		sess.cancel()
 		if sess.cs != nil {
 			sess.cs.Close()
+		}
+		if sess.streams != nil {
+			sess.streams.closeAndWait(5 * time.Second)
 		}
 	})
 	sess.wg.Wait()
@@ -404,6 +408,7 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	}
 	st.tools = sess.noteTaskSupport
 	sess.http = &http.Client{Transport: st, CheckRedirect: sameOriginRedirects}
+	sess.streams = &st.streams
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:     cfg.URL,
 		HTTPClient:   sess.http,

@@ -101,7 +101,14 @@ type eventStream struct {
 // that a supervisor feeds until ctx ends.
 func (t *sessionTransport) syntheticStream(req *http.Request, es *eventStream) *http.Response {
 	pr, pw := io.Pipe()
-	go t.supervise(req.Context(), es, pw)
+	if !t.streams.add() {
+		pw.CloseWithError(errSessionClosing)
+	} else {
+		go func() {
+			defer t.streams.done()
+			t.supervise(req.Context(), es, pw)
+		}()
+	}
 	return &http.Response{
 		Status:     "200 OK",
 		StatusCode: http.StatusOK,
@@ -111,6 +118,41 @@ func (t *sessionTransport) syntheticStream(req *http.Request, es *eventStream) *
 		Header:     http.Header{"Content-Type": {"text/event-stream"}},
 		Body:       pr,
 		Request:    req,
+	}
+}
+
+// streamGroup counts running streams; once closed, it starts none.
+type streamGroup struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+var errSessionClosing = errors.New("the session is closing")
+
+func (g *streamGroup) add() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.wg.Add(1)
+	return true
+}
+
+func (g *streamGroup) done() { g.wg.Done() }
+
+// closeAndWait starts no more streams and waits for those running to
+// end, at most limit.
+func (g *streamGroup) closeAndWait(limit time.Duration) {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	ended := make(chan struct{})
+	go func() { g.wg.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(limit):
 	}
 }
 

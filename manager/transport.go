@@ -34,6 +34,11 @@ import (
 //     never resumed.
 
 type sessionTransport struct {
+	// streams are the supervised event streams running; the session's
+	// close waits for them, so whoever is told a stream opened is told it
+	// ended before the session is gone.
+	streams streamGroup
+
 	base    http.RoundTripper
 	headers func() (http.Header, error)
 	maxBody int64
