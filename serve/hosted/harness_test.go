@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,10 +69,11 @@ type cluster struct {
 // replica is one replica: in this process (g set) or an mcpgate serve
 // --http process (proc set).
 type replica struct {
-	URL  string
-	g    *hosted.Gateway
-	proc *exec.Cmd
-	out  *syncBuffer // the process's stderr
+	URL      string
+	g        *hosted.Gateway
+	proc     *exec.Cmd
+	out      *syncBuffer // the process's stderr
+	auditLog string      // the process's audit log, JSON lines
 }
 
 // audience is the JWT audience the deployment accepts.
@@ -225,11 +228,26 @@ func (s auditSink) WriteAudit(entries []ops.AuditEntry) error {
 }
 
 // audited returns the audit entries recorded so far with the event.
+// Entries of replicas in this process are collected as they are written;
+// a process's are read from its audit log.
 func (c *cluster) audited(event ops.AuditEvent) []ops.AuditEntry {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	all := slices.Clone(c.audit)
+	c.mu.Unlock()
+	for _, r := range c.replicas {
+		if r.auditLog == "" {
+			continue
+		}
+		b, _ := os.ReadFile(r.auditLog) // none yet: nothing recorded
+		for line := range bytes.Lines(b) {
+			var e ops.AuditEntry
+			if json.Unmarshal(line, &e) == nil {
+				all = append(all, e)
+			}
+		}
+	}
 	var out []ops.AuditEntry
-	for _, e := range c.audit {
+	for _, e := range all {
 		if e.Event == event {
 			out = append(out, e)
 		}
@@ -441,11 +459,12 @@ func (c *cluster) addProcess() *replica {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--deploy", deploy, "--drain-timeout", "5s")
+	auditLog := filepath.Join(dir, "audit.jsonl")
+	cmd := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--deploy", deploy, "--drain-timeout", "5s", "--audit-log", auditLog)
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir, "MCPGATE_KEYRING=off",
 		seal.EnvKey+"="+base64.StdEncoding.EncodeToString(c.key))
 	cmd.WaitDelay = 5 * time.Second
-	r := &replica{proc: cmd, out: &syncBuffer{}}
+	r := &replica{proc: cmd, out: &syncBuffer{}, auditLog: auditLog}
 	cmd.Stderr = r.out
 	if err := cmd.Start(); err != nil {
 		cancel()

@@ -120,8 +120,10 @@ func twoReplicasRefreshOnce(t *testing.T, processes bool) {
 // another person of the tenant, or anyone of another tenant, can neither
 // read, use nor list them. A server the tenant shares serves everyone in
 // it, and nobody outside.
-func TestTenantsAndPeopleAreIsolated(t *testing.T) {
-	c := newCluster(t, nil)
+func TestTenantsAndPeopleAreIsolated(t *testing.T) { bothKinds(t, tenantsAndPeopleAreIsolated) }
+
+func tenantsAndPeopleAreIsolated(t *testing.T, processes bool) {
+	c := newCluster(t, &clusterOptions{processes: processes})
 	alice := c.host(c.rr.URL, c.apiKey("acme", "alice"))
 	bob := c.host(c.rr.URL, c.apiKey("acme", "bob"))
 	carol := c.host(c.rr.URL, c.apiKey("globex", "carol"))
@@ -185,9 +187,12 @@ func TestTenantsAndPeopleAreIsolated(t *testing.T) {
 		return body.Entries
 	}
 	aliceKey2 := c.apiKey("acme", "alice")
+	// The log is written in the background: wait for alice's call in it.
 	found := false
-	for _, e := range logOf(aliceKey2) {
-		found = found || e.Server == "notes" && e.Tool == "echo" && e.Outcome == "ok"
+	for deadline := time.Now().Add(10 * time.Second); !found && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, e := range logOf(aliceKey2) {
+			found = found || e.Server == "notes" && e.Tool == "echo" && e.Outcome == "ok"
+		}
 	}
 	if !found {
 		t.Error("alice's log does not show her call of notes")
@@ -203,8 +208,10 @@ func TestTenantsAndPeopleAreIsolated(t *testing.T) {
 
 // Every credential the gateway does not accept gets the same 401, and
 // nothing else happens: no workspace, no request upstream.
-func TestUnacceptedCredentialsGet401(t *testing.T) {
-	c := newCluster(t, &clusterOptions{replicas: 1})
+func TestUnacceptedCredentialsGet401(t *testing.T) { bothKinds(t, unacceptedCredentialsGet401) }
+
+func unacceptedCredentialsGet401(t *testing.T, processes bool) {
+	c := newCluster(t, &clusterOptions{replicas: 1, processes: processes})
 	r := c.replicas[0]
 	revoked := c.apiKey("acme", "mallory")
 	id, err := inbound.KeyID(revoked)
@@ -303,13 +310,24 @@ func TestUnacceptedCredentialsGet401(t *testing.T) {
 
 // Servers that resolve to cloud metadata, private or loopback addresses
 // the operator did not allow are refused before any packet is sent, and
-// the refusal is audited as the person's.
+// the refusal is audited as the person's. Replicas in this process resolve
+// names through the test's resolver (a name that resolves to loopback
+// stands for DNS rebinding); processes, which use the real resolver, get
+// the same destinations as addresses.
 func TestOutboundPolicyRefusesWhereServersMayNotGo(t *testing.T) {
-	c := newCluster(t, &clusterOptions{replicas: 1, extra: `
-		"metadata": {"url": "https://metadata.test/mcp", "auth": "none"},
-		"private": {"url": "https://internal.test/mcp", "auth": "none"},
-		"rebinding": {"url": "https://rebinding.test/mcp", "auth": "none"},
-		"literal": {"url": "https://[fd00::5]/mcp", "auth": "none"}`})
+	bothKinds(t, outboundPolicyRefusesWhereServersMayNotGo)
+}
+
+func outboundPolicyRefusesWhereServersMayNotGo(t *testing.T, processes bool) {
+	hosts := map[string]string{"metadata": "metadata.test", "private": "internal.test", "rebinding": "rebinding.test"}
+	if processes {
+		hosts = map[string]string{"metadata": "169.254.169.254", "private": "10.1.2.3", "rebinding": "127.0.0.2"}
+	}
+	c := newCluster(t, &clusterOptions{replicas: 1, processes: processes, extra: fmt.Sprintf(`
+		"metadata": {"url": "https://%s/mcp", "auth": "none"},
+		"private": {"url": "https://%s/mcp", "auth": "none"},
+		"rebinding": {"url": "https://%s/mcp", "auth": "none"},
+		"literal": {"url": "https://[fd00::5]/mcp", "auth": "none"}`, hosts["metadata"], hosts["private"], hosts["rebinding"])})
 	c.mu.Lock()
 	c.names["metadata.test"] = []netip.Addr{netip.MustParseAddr("169.254.169.254")}
 	c.names["internal.test"] = []netip.Addr{netip.MustParseAddr("10.1.2.3")}
@@ -334,7 +352,7 @@ func TestOutboundPolicyRefusesWhereServersMayNotGo(t *testing.T) {
 		}
 		targets[e.Target] = true
 	}
-	for _, host := range []string{"metadata.test", "internal.test", "rebinding.test"} {
+	for _, host := range hosts {
 		if !targets[host] {
 			t.Errorf("no audited refusal for %s (got %v)", host, targets)
 		}
