@@ -53,7 +53,10 @@ import (
 	"github.com/mcpgate/mcpgate/store/seal"
 )
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.CatalogStore = (*Store)(nil)
+)
 
 const (
 	// busyTimeout is how long one attempt waits for a lock inside SQLite.
@@ -234,6 +237,25 @@ ALTER TABLE credentials ADD COLUMN dpop_key TEXT NOT NULL DEFAULT '';
 	// NULL for none.
 	`
 ALTER TABLE credentials ADD COLUMN step_up_at INTEGER;
+`,
+	// Each server's last valid catalog (store.CatalogStore): remote
+	// content, never secret, so unsealed; each list JSON, NULL for a kind
+	// never loaded.
+	`
+CREATE TABLE catalogs (
+	tenant     TEXT NOT NULL,
+	server     TEXT NOT NULL,
+	url        TEXT NOT NULL,
+	protocol   TEXT NOT NULL,
+	tools      BLOB,
+	prompts    BLOB,
+	resources  BLOB,
+	templates  BLOB,
+	fetched_at INTEGER,          -- unix microseconds
+	ttl        INTEGER NOT NULL, -- nanoseconds
+	generation INTEGER NOT NULL,
+	PRIMARY KEY (tenant, server)
+) STRICT;
 `,
 }
 
