@@ -58,6 +58,9 @@ func New(servers []mcpgate.ServerConfig, opts *Options) (*Manager, error) {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = 30 * time.Second
 	}
+	if o.CatalogMaxAge <= 0 {
+		o.CatalogMaxAge = DefaultCatalogMaxAge
+	}
 	o.Limits = o.Limits.withDefaults()
 	m := &Manager{opts: o, ops: newOperations(), requests: newRequestLog(o.RequestLogSize, o.RequestLog),
 		servers: make(map[string]*server), now: time.Now}
@@ -78,6 +81,11 @@ func New(servers []mcpgate.ServerConfig, opts *Options) (*Manager, error) {
 	}
 	for _, c := range servers {
 		m.servers[c.ID] = newServer(m, clone(c))
+	}
+	if o.Catalogs != nil {
+		ctx, cancel := context.WithTimeout(m.ctx, catalogLoadTimeout)
+		m.loadStored(ctx, nil)
+		cancel()
 	}
 	return m, nil
 }
@@ -201,12 +209,17 @@ func (m *Manager) Update(ctx context.Context, servers []mcpgate.ServerConfig) er
 			delete(m.servers, id)
 		}
 	}
+	var added []string
 	for id, c := range next {
 		if _, ok := m.servers[id]; !ok {
 			m.servers[id] = newServer(m, c)
+			added = append(added, id)
 		}
 	}
 	m.mu.Unlock()
+	if len(added) > 0 {
+		m.loadStored(ctx, added)
+	}
 
 	for _, s := range removed {
 		s.disconnect(mcpgate.StateDisconnected)
@@ -227,6 +240,7 @@ func (s *server) reconfigure(cfg mcpgate.ServerConfig) {
 		s.barrier(mcpgate.StateDisconnected, func() {
 			if s.cfg.URL != cfg.URL {
 				s.known = ""
+				s.dropHeldLocked()
 			}
 			s.cfg = cfg
 			s.catalog.reset()

@@ -35,6 +35,10 @@ type server struct {
 	// attempt started in an older epoch can never install its session.
 	epoch   uint64
 	catalog catalogs
+	// held is the catalog reads answer from while there is no live
+	// session, and persist writes it to the store (stored.go).
+	held    *heldCatalog
+	persist persistState
 	// known is the protocol version the last connection negotiated, so
 	// the next one goes straight to it ("" until one succeeded).
 	known string
@@ -147,6 +151,7 @@ func (s *server) connectSerialized(ctx context.Context, a *attempt) {
 		s.sess = sess
 		s.state = mcpgate.StateReady
 		s.err = nil
+		s.catalogCommittedLocked()
 	}
 	if s.attempt == a {
 		s.attempt = nil
@@ -358,7 +363,12 @@ func (s *server) status() Status {
 		st.ProtocolVersion = s.sess.protocol
 		st.ServerTitle = s.sess.title
 	}
-	s.catalog.fill(&st, &s.cfg)
+	if s.sess == nil && s.held != nil {
+		s.held.fill(&st, &s.cfg)
+		st.Cached, st.CachedAt = true, s.held.fetchedAt
+	} else {
+		s.catalog.fill(&st, &s.cfg)
+	}
 	return st
 }
 

@@ -1,0 +1,351 @@
+package manager
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Stored catalogs (Options.Catalogs): each server's last valid catalog,
+// kept in the store so that the next process answers list, search and
+// describe at once instead of connecting every server first.
+//
+// A stored catalog is loaded by New (and by Update for a server it adds)
+// when it was listed from the server's configured URL and is younger than
+// Options.CatalogMaxAge. While the server has no live session, reads of a
+// kind the stored catalog holds answer from it without connecting, and the
+// status says Cached with its counts; the state stays what it is
+// (disconnected, or the error of the last attempt), never ready. With
+// Options.RefreshCached such a read also connects the server in the
+// background. Once a live session is installed, reads use its catalog as
+// before.
+//
+// Every commit of a live catalog becomes the server's held copy, and is
+// written back by one writer per server: commits made while it writes
+// cost one more write, not one each, and a catalog whose content did not
+// change (a 2026-07-28 server re-listed on every use) is not written
+// again. A catalog bigger than store.MaxCatalogBytes is not stored, and
+// the stored one is deleted, since it no longer says what the server
+// offers. A change of the server's URL drops the held copy; the stored
+// one, listed from the old URL, is then used by no one.
+
+// DefaultCatalogMaxAge is how old a stored catalog may be and still be
+// used, when Options.CatalogMaxAge is zero.
+const DefaultCatalogMaxAge = 7 * 24 * time.Hour
+
+// catalogWriteTimeout bounds one write of a catalog to the store; Close
+// waits for a write in progress, so it outlives the manager's context.
+const catalogWriteTimeout = 5 * time.Second
+
+// catalogLoadTimeout bounds reading the stored catalogs in New.
+const catalogLoadTimeout = 5 * time.Second
+
+// heldCatalog is the catalog a server answers from while it has no live
+// session: the one the store held, or the last one a live session listed.
+type heldCatalog struct {
+	catalogs
+	url       string
+	fetchedAt time.Time
+}
+
+// persistState is a server's catalog writer: at most one write in flight,
+// and one more queued however many commits came meanwhile.
+type persistState struct {
+	dirty   bool
+	running bool
+	// sum is the content of the catalog last written or loaded, and
+	// generation its stored generation.
+	sum        [sha256.Size]byte
+	generation uint64
+}
+
+// loadStored reads the stored catalogs of the given servers (all
+// configured ones when ids is nil) and holds those that may be used.
+// Failures are logged: a catalog store is a cache.
+func (m *Manager) loadStored(ctx context.Context, ids []string) {
+	cs := m.opts.Catalogs
+	if cs == nil {
+		return
+	}
+	var list []*store.Catalog
+	if ids == nil {
+		var err error
+		if list, err = cs.Catalogs(ctx, m.opts.Tenant); err != nil {
+			m.logf("", "reading stored catalogs: %v", err)
+			return
+		}
+	} else {
+		for _, id := range ids {
+			c, err := cs.GetCatalog(ctx, m.opts.Tenant, id)
+			if err != nil {
+				if !errors.Is(err, store.ErrNotFound) {
+					m.logf(id, "reading the stored catalog: %v", err)
+				}
+				continue
+			}
+			list = append(list, c)
+		}
+	}
+	now := m.now()
+	for _, c := range list {
+		m.mu.Lock()
+		s := m.servers[c.Server]
+		m.mu.Unlock()
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		url := s.cfg.URL
+		s.mu.Unlock()
+		if c.URL != url || now.Sub(c.FetchedAt) > m.opts.CatalogMaxAge {
+			continue
+		}
+		held, err := decodeCatalog(c, m.opts.Limits)
+		if err != nil {
+			m.logf(c.Server, "ignoring the stored catalog: %v", err)
+			continue
+		}
+		s.mu.Lock()
+		if s.cfg.URL == c.URL && s.sess == nil && s.held == nil {
+			s.held = held
+			s.persist.sum, s.persist.generation = catalogSum(c), c.Generation
+		}
+		s.mu.Unlock()
+	}
+}
+
+// decodeCatalog turns a stored catalog into a held one, validating every
+// entry again as a fresh list would: the store is shared, and its content
+// came from a remote server.
+func decodeCatalog(c *store.Catalog, lim Limits) (*heldCatalog, error) {
+	h := &heldCatalog{url: c.URL, fetchedAt: c.FetchedAt}
+	var err error
+	if h.tools, err = decodeList(c.Tools, lim, validTool); err != nil {
+		return nil, err
+	}
+	if h.prompts, err = decodeList(c.Prompts, lim, validPrompt); err != nil {
+		return nil, err
+	}
+	if h.resources, err = decodeList(c.Resources, lim, validResource); err != nil {
+		return nil, err
+	}
+	if h.templates, err = decodeList(c.Templates, lim, validTemplate); err != nil {
+		return nil, err
+	}
+	if c.Tools == nil {
+		return nil, errors.New("it has no tools list")
+	}
+	for k, raw := range [numKinds]json.RawMessage{c.Tools, c.Prompts, c.Resources, c.Templates} {
+		h.m[k].loaded = raw != nil
+		h.m[k].fetched = c.FetchedAt
+	}
+	return h, nil
+}
+
+func decodeList[T any](raw json.RawMessage, lim Limits, valid func(*T) error) ([]*T, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var all []*T
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, it := range all {
+		if it != nil && valid(it) == nil && len(out) < lim.MaxEntries {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+// heldFor returns the held catalog reads of k may answer from: the server
+// is enabled, has no live session, and the held catalog has k.
+func (s *server) heldForLocked(k kind) *heldCatalog {
+	if s.held == nil || s.sess != nil || !s.cfg.Enabled || !s.held.m[k].loaded {
+		return nil
+	}
+	return s.held
+}
+
+// fromHeld answers a read from the held catalog, and with
+// Options.RefreshCached connects the server in the background.
+func fromHeld[T any](s *server, k kind, pick func(*catalogs, *mcpgate.ServerConfig) []T) ([]T, bool) {
+	s.mu.Lock()
+	h := s.heldForLocked(k)
+	if h == nil {
+		s.mu.Unlock()
+		return nil, false
+	}
+	out := pick(&h.catalogs, &s.cfg)
+	started := false
+	if s.m.opts.RefreshCached && s.attempt == nil && s.state == mcpgate.StateDisconnected {
+		s.startAttemptLocked()
+		started = true
+	}
+	s.mu.Unlock()
+	if started {
+		s.notify()
+	}
+	return out, true
+}
+
+// catalogCommittedLocked is called after a live catalog changed (a list
+// committed, a session installed): the catalog becomes the held copy and
+// is written back. A session still loading its catalogs waits until it is
+// installed, so a connect costs one write.
+func (s *server) catalogCommittedLocked() {
+	if s.m.opts.Catalogs == nil || s.sess == nil || s.installing != nil {
+		return
+	}
+	h := &heldCatalog{catalogs: s.catalog, url: s.cfg.URL}
+	h.fetchedAt = time.Time{}
+	for k := range numKinds {
+		mi := &h.m[k]
+		mi.stale, mi.invalid, mi.failed, mi.diags = false, false, nil, nil
+		if !mi.loaded && !s.sess.supports(k) {
+			mi.loaded = true // the server offers none
+		}
+		if mi.loaded && !mi.fetched.IsZero() && (h.fetchedAt.IsZero() || mi.fetched.Before(h.fetchedAt)) {
+			h.fetchedAt = mi.fetched
+		}
+	}
+	if !h.m[kindTools].loaded {
+		return
+	}
+	s.held = h
+	s.persist.dirty = true
+	if s.persist.running {
+		return
+	}
+	s.persist.running = true
+	protocol := s.sess.protocol
+	s.m.wg.Add(1)
+	go func() {
+		defer s.m.wg.Done()
+		s.writeCatalogs(protocol)
+	}()
+}
+
+// writeCatalogs is the server's one catalog writer: it writes the held
+// catalog until no commit is left unwritten.
+func (s *server) writeCatalogs(protocol string) {
+	for {
+		s.mu.Lock()
+		h := s.held
+		if !s.persist.dirty || h == nil {
+			s.persist.running = false
+			s.mu.Unlock()
+			return
+		}
+		s.persist.dirty = false
+		ttl := time.Duration(0)
+		for k := range numKinds {
+			if mi := h.m[k]; mi.expires && (ttl == 0 || mi.ttl < ttl) {
+				ttl = mi.ttl
+			}
+		}
+		rec := &store.Catalog{Tenant: s.m.opts.Tenant, Server: s.id, URL: h.url, Protocol: protocol,
+			FetchedAt: h.fetchedAt, TTL: ttl}
+		last := s.persist.sum
+		s.mu.Unlock()
+
+		err := encodeCatalog(rec, &h.catalogs)
+		sum := catalogSum(rec)
+		if err == nil && sum == last {
+			continue // nothing new to say
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.m.ctx), catalogWriteTimeout)
+		switch {
+		case err != nil:
+			s.m.logf(s.id, "not storing the catalog: %v", err)
+		case rec.Size() > store.MaxCatalogBytes:
+			s.m.logf(s.id, "not storing the catalog: %d bytes exceeds the %d-byte bound", rec.Size(), store.MaxCatalogBytes)
+			err = s.m.opts.Catalogs.DeleteCatalog(ctx, rec.Tenant, rec.Server)
+			sum = [sha256.Size]byte{}
+		default:
+			s.mu.Lock()
+			s.persist.generation++
+			rec.Generation = s.persist.generation
+			s.mu.Unlock()
+			err = s.m.opts.Catalogs.PutCatalog(ctx, rec)
+		}
+		cancel()
+		s.mu.Lock()
+		if err != nil {
+			s.m.logf(s.id, "storing the catalog: %v", err)
+		} else {
+			s.persist.sum = sum
+		}
+		s.mu.Unlock()
+	}
+}
+
+func encodeCatalog(rec *store.Catalog, c *catalogs) error {
+	lists := [numKinds]*json.RawMessage{&rec.Tools, &rec.Prompts, &rec.Resources, &rec.Templates}
+	vals := [numKinds]any{c.tools, c.prompts, c.resources, c.templates}
+	for k := range numKinds {
+		if !c.m[k].loaded {
+			continue
+		}
+		b, err := marshalList(vals[k])
+		if err != nil {
+			return err
+		}
+		*lists[k] = b
+	}
+	return nil
+}
+
+// marshalList encodes a list, an empty one as [].
+func marshalList(v any) (json.RawMessage, error) {
+	switch l := v.(type) {
+	case []*mcp.Tool:
+		if l == nil {
+			return json.RawMessage("[]"), nil
+		}
+	case []*mcp.Prompt:
+		if l == nil {
+			return json.RawMessage("[]"), nil
+		}
+	case []*mcp.Resource:
+		if l == nil {
+			return json.RawMessage("[]"), nil
+		}
+	case []*mcp.ResourceTemplate:
+		if l == nil {
+			return json.RawMessage("[]"), nil
+		}
+	}
+	return json.Marshal(v)
+}
+
+// catalogSum identifies a stored catalog's content: its URL and lists.
+func catalogSum(c *store.Catalog) [sha256.Size]byte {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(c.URL), c.Tools, c.Prompts, c.Resources, c.Templates} {
+		var n [8]byte
+		for i, l := 0, len(part); i < 8; i, l = i+1, l>>8 {
+			n[i] = byte(l)
+		}
+		h.Write(n[:])
+		h.Write(part)
+	}
+	var sum [sha256.Size]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
+}
+
+// dropHeldLocked forgets the held catalog, when the server's URL changed:
+// it describes another server. The stored one is left for the next live
+// list to replace; until then its URL keeps anyone from using it.
+func (s *server) dropHeldLocked() {
+	s.held = nil
+	s.persist = persistState{running: s.persist.running}
+}
