@@ -22,9 +22,9 @@ import (
 const statusWait = 30 * time.Second
 
 type statusOptions struct {
-	ID      string
-	JSON    bool
-	Cached  bool
+	ID     string
+	JSON   bool
+	Cached bool
 }
 
 func newStatusCmd(app *App) *cobra.Command {
