@@ -66,7 +66,7 @@ func (s *server) unknownTool(name string) error {
 		return mcpgate.Errorf(mcpgate.CategoryDisabled, "tool %q of server %q is disabled; enable it with: mcpgate tools enable %s %s", name, s.id, s.id, name)
 	}
 	c := &s.catalog
-	if s.sess == nil && s.held != nil {
+	if s.sess == nil && s.decodedLocked() {
 		c = &s.held.catalogs
 	}
 	var known []string

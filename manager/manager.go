@@ -339,6 +339,18 @@ func (m *Manager) Close() error {
 	return nil
 }
 
+// Servers returns every server's configuration, sorted by ID: what
+// [Manager.Statuses] says without the state and catalog, so it costs
+// nothing per catalog entry.
+func (m *Manager) Servers() []mcpgate.ServerConfig {
+	all := m.all()
+	out := make([]mcpgate.ServerConfig, len(all))
+	for i, s := range all {
+		out[i] = clone(s.config())
+	}
+	return out
+}
+
 // Config returns a server's configuration.
 func (m *Manager) Config(id string) (mcpgate.ServerConfig, error) {
 	s, err := m.server(id)

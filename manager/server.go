@@ -363,8 +363,7 @@ func (s *server) status() Status {
 		st.ProtocolVersion = s.sess.protocol
 		st.ServerTitle = s.sess.title
 	}
-	if s.sess == nil && s.held != nil {
-		s.held.fill(&st, &s.cfg)
+	if s.sess == nil && s.heldCountsLocked(&st) {
 		st.Cached, st.CachedAt = true, s.held.fetchedAt
 	} else {
 		s.catalog.fill(&st, &s.cfg)

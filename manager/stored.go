@@ -48,10 +48,70 @@ const catalogLoadTimeout = 5 * time.Second
 
 // heldCatalog is the catalog a server answers from while it has no live
 // session: the one the store held, or the last one a live session listed.
+// One from the store is read whole and decoded when first needed (raw is
+// then nil): New reads only what the store lists of each (URL, age,
+// counts), so a process with many servers starts without reading or
+// decoding their catalogs.
 type heldCatalog struct {
 	catalogs
 	url       string
 	fetchedAt time.Time
+	raw       *store.Catalog
+}
+
+// heldCountsLocked fills a status's counts from the held catalog, from
+// the counts stored with it while it is not decoded (unless tools are
+// disabled, which only the names tell). It reports whether there is one.
+func (s *server) heldCountsLocked(st *Status) bool {
+	if h := s.held; h != nil && h.raw != nil && len(s.cfg.DisabledTools) == 0 {
+		st.Tools, st.Prompts, st.Resources, st.Templates = h.raw.Counts[0], h.raw.Counts[1], h.raw.Counts[2], h.raw.Counts[3]
+		return true
+	}
+	if !s.decodedLocked() {
+		return false
+	}
+	s.held.fill(st, &s.cfg)
+	return true
+}
+
+// decodedLocked decodes a stored catalog on first use; a catalog that does
+// not decode is dropped. It reports whether s.held may be used.
+func (s *server) decodedLocked() bool {
+	h := s.held
+	if h == nil {
+		return false
+	}
+	if h.raw == nil {
+		return true
+	}
+	c := h.raw
+	if c.Tools == nil {
+		// Listed without its lists: read it now. A local read, which never
+		// waits for the store's write lock.
+		ctx, cancel := context.WithTimeout(s.m.ctx, catalogLoadTimeout)
+		full, err := s.m.opts.Catalogs.GetCatalog(ctx, s.m.opts.Tenant, s.id)
+		cancel()
+		if err == nil && full.URL != s.cfg.URL {
+			err = errors.New("it was replaced by one of another URL")
+		}
+		if err != nil {
+			s.m.logf(s.id, "ignoring the stored catalog: %v", err)
+			s.held = nil
+			return false
+		}
+		c = full
+		if s.persist.loaded == h.raw {
+			s.persist.loaded, s.persist.generation = full, full.Generation
+		}
+	}
+	d, err := decodeCatalog(c, s.m.opts.Limits)
+	if err != nil {
+		s.m.logf(s.id, "ignoring the stored catalog: %v", err)
+		s.held = nil
+		return false
+	}
+	s.held = d
+	return true
 }
 
 // persistState is a server's catalog writer: at most one write in flight,
@@ -59,10 +119,12 @@ type heldCatalog struct {
 type persistState struct {
 	dirty   bool
 	running bool
-	// sum is the content of the catalog last written or loaded, and
-	// generation its stored generation.
+	// sum is the content of the catalog last written, and generation its
+	// stored generation; loaded is the stored catalog read at start, whose
+	// sum is taken only when a write must be compared with it.
 	sum        [sha256.Size]byte
 	generation uint64
+	loaded     *store.Catalog
 }
 
 // loadStored reads the stored catalogs of the given servers (all
@@ -106,15 +168,10 @@ func (m *Manager) loadStored(ctx context.Context, ids []string) {
 		if c.URL != url || now.Sub(c.FetchedAt) > m.opts.CatalogMaxAge {
 			continue
 		}
-		held, err := decodeCatalog(c, m.opts.Limits)
-		if err != nil {
-			m.logf(c.Server, "ignoring the stored catalog: %v", err)
-			continue
-		}
 		s.mu.Lock()
 		if s.cfg.URL == c.URL && s.sess == nil && s.held == nil {
-			s.held = held
-			s.persist.sum, s.persist.generation = catalogSum(c), c.Generation
+			s.held = &heldCatalog{url: c.URL, fetchedAt: c.FetchedAt, raw: c}
+			s.persist.loaded, s.persist.generation = c, c.Generation
 		}
 		s.mu.Unlock()
 	}
@@ -168,7 +225,7 @@ func decodeList[T any](raw json.RawMessage, lim Limits, valid func(*T) error) ([
 // heldFor returns the held catalog reads of k may answer from: the server
 // is enabled, has no live session, and the held catalog has k.
 func (s *server) heldForLocked(k kind) *heldCatalog {
-	if s.held == nil || s.sess != nil || !s.cfg.Enabled || !s.held.m[k].loaded {
+	if s.sess != nil || !s.cfg.Enabled || !s.decodedLocked() || !s.held.m[k].loaded {
 		return nil
 	}
 	return s.held
@@ -252,7 +309,11 @@ func (s *server) writeCatalogs(protocol string) {
 			}
 		}
 		rec := &store.Catalog{Tenant: s.m.opts.Tenant, Server: s.id, URL: h.url, Protocol: protocol,
-			FetchedAt: h.fetchedAt, TTL: ttl}
+			FetchedAt: h.fetchedAt, TTL: ttl,
+			Counts: [4]int{len(h.tools), len(h.prompts), len(h.resources), len(h.templates)}}
+		if l := s.persist.loaded; l != nil && l.Tools != nil {
+			s.persist.sum, s.persist.loaded = catalogSum(l), nil
+		}
 		last := s.persist.sum
 		s.mu.Unlock()
 

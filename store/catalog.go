@@ -33,6 +33,10 @@ type Catalog struct {
 	Prompts   json.RawMessage
 	Resources json.RawMessage
 	Templates json.RawMessage
+	// Counts are how many entries the lists hold (tools, prompts,
+	// resources, templates), so that a process can say so without
+	// decoding them.
+	Counts [4]int
 	// FetchedAt is when the oldest of the lists was fetched.
 	FetchedAt time.Time
 	// TTL is the shortest ttlMs a 2026-07-28 server gave (zero: none, or
@@ -57,7 +61,10 @@ type CatalogStore interface {
 	PutCatalog(ctx context.Context, c *Catalog) error
 	// GetCatalog returns [ErrNotFound] when there is none.
 	GetCatalog(ctx context.Context, tenant, server string) (*Catalog, error)
-	// Catalogs lists a tenant's catalogs, by server ID.
+	// Catalogs lists a tenant's catalogs, by server ID, without their
+	// lists (Tools, Prompts, Resources and Templates are nil; Counts says
+	// their sizes): a process with many servers starts without reading
+	// them all, and reads each with GetCatalog when it needs it.
 	Catalogs(ctx context.Context, tenant string) ([]*Catalog, error)
 	// DeleteCatalog succeeds when there is nothing to delete.
 	DeleteCatalog(ctx context.Context, tenant, server string) error

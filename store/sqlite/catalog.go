@@ -11,7 +11,11 @@ import (
 	"github.com/mcpgate/mcpgate/store"
 )
 
-const catalogCols = `tenant, server, url, protocol, tools, prompts, resources, templates, fetched_at, ttl, generation`
+const (
+	catalogCols = `tenant, server, url, protocol, counts, fetched_at, ttl, generation, tools, prompts, resources, templates`
+	// summaryCols are catalogCols without the lists.
+	summaryCols = `tenant, server, url, protocol, counts, fetched_at, ttl, generation, NULL, NULL, NULL, NULL`
+)
 
 // PutCatalog implements [store.CatalogStore].
 func (s *Store) PutCatalog(ctx context.Context, c *store.Catalog) error {
@@ -23,13 +27,13 @@ func (s *Store) PutCatalog(ctx context.Context, c *store.Catalog) error {
 	}
 	return s.write(ctx, func(t *tx) error {
 		_, err := t.conn.ExecContext(t.ctx, `INSERT INTO catalogs (`+catalogCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, server) DO UPDATE SET
 				url = excluded.url, protocol = excluded.protocol, tools = excluded.tools,
 				prompts = excluded.prompts, resources = excluded.resources, templates = excluded.templates,
-				fetched_at = excluded.fetched_at, ttl = excluded.ttl, generation = excluded.generation`,
-			c.Tenant, c.Server, c.URL, c.Protocol, list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates),
-			micros(c.FetchedAt), int64(c.TTL), int64(c.Generation))
+				counts = excluded.counts, fetched_at = excluded.fetched_at, ttl = excluded.ttl, generation = excluded.generation`,
+			c.Tenant, c.Server, c.URL, c.Protocol, counts(c.Counts), micros(c.FetchedAt), int64(c.TTL), int64(c.Generation),
+			list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates))
 		if err != nil {
 			return fmt.Errorf("putting catalog: %w", err)
 		}
@@ -65,7 +69,7 @@ func (s *Store) Catalogs(ctx context.Context, tenant string) ([]*store.Catalog, 
 	var out []*store.Catalog
 	err := retry(ctx, func() error {
 		out = nil
-		rows, err := s.db.QueryContext(ctx, `SELECT `+catalogCols+` FROM catalogs WHERE tenant = ? ORDER BY server`, tenant)
+		rows, err := s.db.QueryContext(ctx, `SELECT `+summaryCols+` FROM catalogs WHERE tenant = ? ORDER BY server`, tenant)
 		if err != nil {
 			return err
 		}
@@ -89,13 +93,17 @@ func scanCatalog(row interface{ Scan(...any) error }) (*store.Catalog, error) {
 	var (
 		c               store.Catalog
 		t, p, r, tm     []byte
+		cnt             string
 		fetched         sql.Null[int64]
 		ttl, generation int64
 	)
-	if err := row.Scan(&c.Tenant, &c.Server, &c.URL, &c.Protocol, &t, &p, &r, &tm, &fetched, &ttl, &generation); err != nil {
+	if err := row.Scan(&c.Tenant, &c.Server, &c.URL, &c.Protocol, &cnt, &fetched, &ttl, &generation, &t, &p, &r, &tm); err != nil {
 		return nil, err
 	}
 	c.Tools, c.Prompts, c.Resources, c.Templates = raw(t), raw(p), raw(r), raw(tm)
+	if err := fromCounts(cnt, &c.Counts); err != nil {
+		return nil, err
+	}
 	c.FetchedAt, c.TTL, c.Generation = fromMicros(fetched), time.Duration(ttl), uint64(generation)
 	return &c, nil
 }
@@ -115,4 +123,17 @@ func (s *Store) DeleteCatalog(ctx context.Context, tenant, server string) error 
 		}
 		return nil
 	})
+}
+
+// counts stores the lists' sizes as a JSON array.
+func counts(n [4]int) string {
+	b, _ := json.Marshal(n) // an array of ints always marshals
+	return string(b)
+}
+
+func fromCounts(s string, n *[4]int) error {
+	if err := json.Unmarshal([]byte(s), n); err != nil {
+		return fmt.Errorf("decoding stored catalog counts: %w", err)
+	}
+	return nil
 }

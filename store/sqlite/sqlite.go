@@ -240,20 +240,22 @@ ALTER TABLE credentials ADD COLUMN step_up_at INTEGER;
 `,
 	// Each server's last valid catalog (store.CatalogStore): remote
 	// content, never secret, so unsealed; each list JSON, NULL for a kind
-	// never loaded.
+	// never loaded. The lists come last: SQLite reads a row's columns in
+	// order, so listing catalogs without them then reads no overflow page.
 	`
 CREATE TABLE catalogs (
 	tenant     TEXT NOT NULL,
 	server     TEXT NOT NULL,
 	url        TEXT NOT NULL,
 	protocol   TEXT NOT NULL,
+	counts     TEXT NOT NULL,    -- JSON [tools, prompts, resources, templates]
+	fetched_at INTEGER,          -- unix microseconds
+	ttl        INTEGER NOT NULL, -- nanoseconds
+	generation INTEGER NOT NULL,
 	tools      BLOB,
 	prompts    BLOB,
 	resources  BLOB,
 	templates  BLOB,
-	fetched_at INTEGER,          -- unix microseconds
-	ttl        INTEGER NOT NULL, -- nanoseconds
-	generation INTEGER NOT NULL,
 	PRIMARY KEY (tenant, server)
 ) STRICT;
 `,

@@ -10,6 +10,7 @@ CREATE TABLE catalogs (
 	prompts    bytea,
 	resources  bytea,
 	templates  bytea,
+	counts     text NOT NULL, -- JSON [tools, prompts, resources, templates]
 	fetched_at timestamptz,
 	ttl        bigint NOT NULL, -- nanoseconds
 	generation bigint NOT NULL,
