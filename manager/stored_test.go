@@ -221,8 +221,8 @@ func TestStoredCatalogRefreshedInBackground(t *testing.T) {
 	listedOnce(t, st, cfg("s", srv.URL))
 	srv.AddTool("since_stored", "added after the catalog was stored")
 
-	var mu atomicStates
-	m := newManager(t, &Options{Catalogs: st, RefreshCached: true, OnStateChange: mu.add}, cfg("s", srv.URL))
+	var seen atomicStates
+	m := newManager(t, &Options{Catalogs: st, RefreshCached: true, OnStateChange: seen.add}, cfg("s", srv.URL))
 	if got := toolNames(t, m, "s"); slices.Contains(got, "since_stored") {
 		t.Fatalf("the first answer %v is not the stored catalog", got)
 	}
@@ -230,7 +230,7 @@ func TestStoredCatalogRefreshedInBackground(t *testing.T) {
 	if got := toolNames(t, m, "s"); !slices.Contains(got, "since_stored") {
 		t.Errorf("after the background connect: %v", got)
 	}
-	for _, s := range mu.all() {
+	for _, s := range seen.all() {
 		if s.State == mcpgate.StateReady && s.Cached {
 			t.Errorf("a status said ready and cached at once: %+v", s)
 		}
@@ -263,6 +263,7 @@ func TestStoredCatalogBounds(t *testing.T) {
 	}
 }
 
+// atomicStates collects the statuses OnStateChange reports.
 type atomicStates struct {
 	mu  sync.Mutex
 	sts []Status
@@ -278,4 +279,23 @@ func (a *atomicStates) all() []Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Clone(a.sts)
+}
+
+// A server added by Update (serve following the config file) answers from
+// its stored catalog at once too.
+func TestUpdateLoadsTheAddedServersStoredCatalog(t *testing.T) {
+	srv := fake.Start(t, nil)
+	st := catalogStore(t)
+	listedOnce(t, st, cfg("s", srv.URL))
+	m := newManager(t, &Options{Catalogs: st})
+	connects := srv.Connects()
+	if err := m.Update(ctxT(t, 10*time.Second), []mcpgate.ServerConfig{cfg("s", srv.URL)}); err != nil {
+		t.Fatal(err)
+	}
+	if st := mustStatus(t, m, "s"); !st.Cached || st.Tools == 0 {
+		t.Errorf("an added server's status: cached %v, %d tools", st.Cached, st.Tools)
+	}
+	if got := toolNames(t, m, "s"); len(got) == 0 || srv.Connects() != connects {
+		t.Errorf("an added server listed %v with %d connects", got, srv.Connects()-connects)
+	}
 }
