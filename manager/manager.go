@@ -37,6 +37,11 @@ type Manager struct {
 	mu      sync.Mutex
 	servers map[string]*server
 	closed  bool
+
+	// refreshSlots bounds the background connects that refresh held
+	// catalogs (Options.RefreshCached), so a first search over a thousand
+	// servers does not dial them all at once.
+	refreshSlots chan struct{}
 }
 
 // New validates servers and returns a manager that has not connected
@@ -63,7 +68,7 @@ func New(servers []mcpgate.ServerConfig, opts *Options) (*Manager, error) {
 	}
 	o.Limits = o.Limits.withDefaults()
 	m := &Manager{opts: o, ops: newOperations(), requests: newRequestLog(o.RequestLogSize, o.RequestLog),
-		servers: make(map[string]*server), now: time.Now}
+		servers: make(map[string]*server), now: time.Now, refreshSlots: make(chan struct{}, maxBackgroundRefreshes)}
 	m.base = o.HTTPClient
 	if m.base == nil {
 		base, err := defaultHTTPClient()

@@ -37,8 +37,9 @@ type server struct {
 	catalog catalogs
 	// held is the catalog reads answer from while there is no live
 	// session, and persist writes it to the store (stored.go).
-	held    *heldCatalog
-	persist persistState
+	held       *heldCatalog
+	persist    persistState
+	refreshing bool // a background connect for a held catalog is queued or running
 	// known is the protocol version the last connection negotiated, so
 	// the next one goes straight to it ("" until one succeeded).
 	known string

@@ -43,6 +43,10 @@ const DefaultCatalogMaxAge = 7 * 24 * time.Hour
 // waits for a write in progress, so it outlives the manager's context.
 const catalogWriteTimeout = 5 * time.Second
 
+// maxBackgroundRefreshes bounds the servers Options.RefreshCached
+// connects at once.
+const maxBackgroundRefreshes = 8
+
 // catalogLoadTimeout bounds reading the stored catalogs in New.
 const catalogLoadTimeout = 5 * time.Second
 
@@ -241,16 +245,39 @@ func fromHeld[T any](s *server, k kind, pick func(*catalogs, *mcpgate.ServerConf
 		return nil, false
 	}
 	out := pick(&h.catalogs, &s.cfg)
-	started := false
-	if s.m.opts.RefreshCached && s.attempt == nil && s.state == mcpgate.StateDisconnected {
-		s.startAttemptLocked()
-		started = true
+	refresh := s.m.opts.RefreshCached && !s.refreshing && s.attempt == nil && s.state == mcpgate.StateDisconnected
+	if refresh {
+		s.refreshing = true
 	}
 	s.mu.Unlock()
-	if started {
-		s.notify()
+	if refresh {
+		s.m.wg.Add(1)
+		go func() {
+			defer s.m.wg.Done()
+			s.refreshHeld()
+		}()
 	}
 	return out, true
+}
+
+// refreshHeld connects the server in the background, in one of the
+// manager's refresh slots, so the held catalog is replaced by a live one.
+// A connect that fails leaves the state saying why; reads go on answering
+// from the held catalog and start no new connect until the state is
+// disconnected again.
+func (s *server) refreshHeld() {
+	defer func() {
+		s.mu.Lock()
+		s.refreshing = false
+		s.mu.Unlock()
+	}()
+	select {
+	case s.m.refreshSlots <- struct{}{}:
+	case <-s.m.ctx.Done():
+		return
+	}
+	defer func() { <-s.m.refreshSlots }()
+	s.ensure(s.m.ctx)
 }
 
 // catalogCommittedLocked is called after a live catalog changed (a list

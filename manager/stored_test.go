@@ -299,3 +299,67 @@ func TestUpdateLoadsTheAddedServersStoredCatalog(t *testing.T) {
 		t.Errorf("an added server listed %v with %d connects", got, srv.Connects()-connects)
 	}
 }
+
+// Background refreshes of held catalogs connect a bounded number of
+// servers at a time: the rest wait for a slot.
+func TestBackgroundRefreshesAreBounded(t *testing.T) {
+	st := catalogStore(t)
+	const n = maxBackgroundRefreshes + 4
+	var gates []*gate
+	var servers []mcpgate.ServerConfig
+	for i := range n {
+		g := startGate(t, fake.Start(t, nil).URL)
+		c := cfg(string(rune('a'+i)), g.URL)
+		listedOnce(t, st, c)
+		g.hold()
+		gates = append(gates, g)
+		servers = append(servers, c)
+	}
+	m := newManager(t, &Options{Catalogs: st, RefreshCached: true}, servers...)
+	for _, c := range servers {
+		if got := toolNames(t, m, c.ID); len(got) == 0 {
+			t.Fatalf("%s: no tools from the stored catalog", c.ID)
+		}
+	}
+	arrivals := make(chan struct{}, n)
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, g := range gates {
+		go func() {
+			select {
+			case <-g.arrived:
+				arrivals <- struct{}{}
+			case <-stop:
+			}
+		}()
+	}
+	for range maxBackgroundRefreshes {
+		select {
+		case <-arrivals:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the background connects did not start")
+		}
+	}
+	// Every slot is held by a connect waiting at its gate, so the others
+	// cannot have started.
+	connecting := 0
+	for _, st := range m.Statuses() {
+		if st.State == mcpgate.StateConnecting {
+			connecting++
+		}
+	}
+	if connecting != maxBackgroundRefreshes {
+		t.Errorf("%d servers connecting at once, want %d", connecting, maxBackgroundRefreshes)
+	}
+	for _, g := range gates {
+		g.release()
+	}
+	eventually(t, "every server ready", func() bool {
+		for _, st := range m.Statuses() {
+			if st.State != mcpgate.StateReady {
+				return false
+			}
+		}
+		return true
+	})
+}
