@@ -23,8 +23,8 @@ import (
 // status says Cached with its counts; the state stays what it is
 // (disconnected, or the error of the last attempt), never ready. With
 // Options.RefreshCached such a read also connects the server in the
-// background. Once a live session is installed, reads use its catalog as
-// before.
+// background, at most maxBackgroundRefreshes servers at a time. Once a
+// live session is installed, reads use its catalog as before.
 //
 // Every commit of a live catalog becomes the server's held copy, and is
 // written back by one writer per server: commits made while it writes
