@@ -42,7 +42,7 @@ func (g *Gateway) status(ctx context.Context, in *Input) (string, error) {
 		b.WriteString(statusLine(st))
 		b.WriteByte('\n')
 	}
-	b.WriteString("(disconnected servers connect when used; needs-auth: call authenticate; error: call reconnect)")
+	b.WriteString("(disconnected servers connect when used; a cached catalog is what a server offered when last listed; needs-auth: call authenticate; error: call reconnect)")
 	return b.String(), nil
 }
 
@@ -52,11 +52,16 @@ func statusLine(st manager.Status) string {
 		state = "disabled"
 	}
 	line := fmt.Sprintf("%s: %s, auth %s", st.ID, state, st.Auth)
-	if st.State == mcpgate.StateReady {
+	switch {
+	case st.State == mcpgate.StateReady:
 		line += fmt.Sprintf(", %d tools, %d prompts, %d resources", st.Tools, st.Prompts, st.Resources)
 		if st.Stale {
 			line += " (catalog stale: the last refresh failed)"
 		}
+	case st.Cached && st.Enabled:
+		// Not connected: what it offered when last listed, which list,
+		// search and describe use; a call connects.
+		line += fmt.Sprintf(", cached catalog: %d tools, %d prompts, %d resources", st.Tools, st.Prompts, st.Resources)
 	}
 	if st.Error != nil {
 		line += " [" + string(st.Error.Category)

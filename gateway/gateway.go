@@ -79,9 +79,9 @@ var actions = []string{"status", "reconnect", "list", "search", "describe", "cal
 // configured, enabled servers and stays small.
 func (g *Gateway) Tool() *mcp.Tool {
 	var names []string
-	for _, st := range g.m.Statuses() {
-		if st.Enabled {
-			names = append(names, st.ID)
+	for _, c := range g.m.Servers() {
+		if c.Enabled {
+			names = append(names, c.ID)
 		}
 	}
 	servers := "No servers are configured yet: call status for setup help."
@@ -217,9 +217,9 @@ func clip(s string, n int) string {
 // serverIDs lists enabled server IDs, sorted.
 func (g *Gateway) serverIDs() []string {
 	var ids []string
-	for _, st := range g.m.Statuses() {
-		if st.Enabled {
-			ids = append(ids, st.ID)
+	for _, c := range g.m.Servers() {
+		if c.Enabled {
+			ids = append(ids, c.ID)
 		}
 	}
 	sort.Strings(ids)

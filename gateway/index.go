@@ -11,12 +11,24 @@ import (
 )
 
 // catalogIndex keeps a search index over the entries (tools, prompts,
-// resources, templates) of every listed server, rebuilt only when a
-// catalog or the set of servers changed.
+// resources, templates) of every listed server. Each server's documents
+// are kept with the catalog they were made from, so a change to one
+// server's catalog (a new generation, a new session) makes only that
+// server's documents again; the index is then assembled from every
+// server's documents. Nothing changed, nothing is rebuilt.
 type catalogIndex struct {
-	mu   sync.Mutex
+	mu      sync.Mutex
+	key     string
+	ix      *search.Index
+	refs    []entry
+	servers map[string]*serverDocs
+}
+
+// serverDocs are one server's documents and the entries they stand for,
+// made from the catalog key names.
+type serverDocs struct {
 	key  string
-	ix   *search.Index
+	docs []search.Doc
 	refs []entry
 }
 
@@ -25,22 +37,14 @@ type hit struct {
 	score float64
 }
 
-func newCatalogIndex() *catalogIndex { return &catalogIndex{} }
+func newCatalogIndex() *catalogIndex { return &catalogIndex{servers: make(map[string]*serverDocs)} }
 
 // search ranks the entries of byServer for query, best first, keeping
 // those keep accepts (all when nil).
 func (c *catalogIndex) search(m *manager.Manager, byServer map[string][]entry, query string, limit int, keep func(entry) bool) []hit {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := fingerprint(m, byServer)
-	if key != c.key || c.ix == nil {
-		titles := make(map[string]string)
-		for _, st := range m.Statuses() {
-			titles[st.ID] = st.ServerTitle
-		}
-		c.build(byServer, titles)
-		c.key = key
-	}
+	c.update(m.Statuses(), byServer)
 	n := limit
 	if keep != nil {
 		n = len(c.refs) // rank everything, then filter
@@ -59,11 +63,56 @@ func (c *catalogIndex) search(m *manager.Manager, byServer map[string][]entry, q
 	return out
 }
 
-func (c *catalogIndex) build(byServer map[string][]entry, titles map[string]string) {
+// update makes again the documents of each server whose catalog changed
+// and, if any did (or the set of servers did), the index.
+func (c *catalogIndex) update(statuses []manager.Status, byServer map[string][]entry) {
+	var parts []string
+	for _, st := range statuses {
+		es, ok := byServer[st.ID]
+		if !ok {
+			continue
+		}
+		key := serverKey(st, len(es))
+		parts = append(parts, st.ID+"="+key)
+		if sd := c.servers[st.ID]; sd == nil || sd.key != key {
+			c.servers[st.ID] = serverDocuments(key, es, st.ServerTitle)
+		}
+	}
+	sort.Strings(parts)
+	key := strings.Join(parts, ",")
+	if key == c.key && c.ix != nil {
+		return
+	}
+	for id := range c.servers {
+		if _, ok := byServer[id]; !ok {
+			delete(c.servers, id)
+		}
+	}
 	var docs []search.Doc
 	c.refs = c.refs[:0]
-	for _, e := range sortedEntries(byServer) {
-		d := search.Doc{Server: e.server, ServerTitle: titles[e.server], Tool: e.name(), Title: e.title(), Description: e.description()}
+	for _, id := range sortedKeys(byServer) {
+		if sd := c.servers[id]; sd != nil {
+			docs = append(docs, sd.docs...)
+			c.refs = append(c.refs, sd.refs...)
+		}
+	}
+	c.ix = search.New(docs)
+	c.key = key
+}
+
+// serverKey identifies the catalog a server's documents are made from:
+// its session (0 for a catalog held without one), the catalog's
+// generation, its title and how many entries were listed.
+func serverKey(st manager.Status, entries int) string {
+	return strconv.FormatUint(st.ConnectionID, 10) + ":" + strconv.FormatUint(st.Generation, 10) + ":" +
+		strconv.Itoa(entries) + ":" + st.ServerTitle
+}
+
+// serverDocuments makes the documents of one server's entries.
+func serverDocuments(key string, es []entry, title string) *serverDocs {
+	sd := &serverDocs{key: key}
+	for _, e := range sortedEntries(map[string][]entry{"": es}) {
+		d := search.Doc{Server: e.server, ServerTitle: title, Tool: e.name(), Title: e.title(), Description: e.description()}
 		switch e.kind {
 		case kindTool:
 			d.Params = search.ParamsOf(e.tool.InputSchema)
@@ -82,10 +131,10 @@ func (c *catalogIndex) build(byServer map[string][]entry, titles map[string]stri
 			d.Tool = cmpOr(e.template.Name, e.template.URITemplate)
 			d.Description += " " + uriWords(e.template.URITemplate)
 		}
-		docs = append(docs, d)
-		c.refs = append(c.refs, e)
+		sd.docs = append(sd.docs, d)
+		sd.refs = append(sd.refs, e)
 	}
-	c.ix = search.New(docs)
+	return sd
 }
 
 // uriWords is what of a URI describes the resource: not its scheme, which
@@ -95,16 +144,4 @@ func uriWords(uri string) string {
 		return rest
 	}
 	return uri
-}
-
-// fingerprint identifies the catalogs an index was built from.
-func fingerprint(m *manager.Manager, byServer map[string][]entry) string {
-	var parts []string
-	for _, st := range m.Statuses() {
-		if es, ok := byServer[st.ID]; ok {
-			parts = append(parts, st.ID+":"+strconv.FormatUint(st.ConnectionID, 10)+":"+strconv.FormatUint(st.Generation, 10)+":"+strconv.Itoa(len(es)))
-		}
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
 }

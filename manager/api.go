@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/store"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -71,6 +72,21 @@ type Options struct {
 	// OnEventStream, when set, is told each time a server's event stream
 	// (the standalone GET, subscriptions/listen) opens and ends.
 	OnEventStream func(server string, open bool)
+	// Catalogs, when set, keeps each server's last valid catalog across
+	// processes: New loads them, reads answer from them without
+	// connecting while a server has no live session ([Status.Cached]),
+	// and every new live catalog is written back. Tenant names whose
+	// catalogs they are ("" for a single user).
+	Catalogs store.CatalogStore
+	Tenant   string
+	// RefreshCached makes a read answered from a stored catalog also
+	// connect the server in the background, for a process that keeps
+	// running (serve, the settings page), so it soon holds the live
+	// catalog. Unset, such reads connect nothing.
+	RefreshCached bool
+	// CatalogMaxAge is how old a stored catalog may be and still be used;
+	// zero means [DefaultCatalogMaxAge].
+	CatalogMaxAge time.Duration
 	// Authorizer supplies the authorization of servers with auth oauth, and
 	// of bearer servers whose token is stored rather than read from the
 	// environment (see oauth.Client). Nil leaves such servers needs-auth.
@@ -138,6 +154,12 @@ type Status struct {
 	// Stale is set when the last catalog refresh failed and the counts
 	// describe the last valid catalog.
 	Stale bool `json:"stale,omitempty"`
+	// Cached is set when there is no live session and the counts describe
+	// the catalog a process last listed ([Options.Catalogs]), fetched at
+	// CachedAt; reads answer from it without connecting. State is then
+	// never ready: only a live session is.
+	Cached   bool      `json:"cached,omitempty"`
+	CachedAt time.Time `json:"cachedAt,omitzero"`
 	// ProtocolVersion is the negotiated MCP version of the live session.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	// ServerTitle is the product name the live session's server gave in

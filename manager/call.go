@@ -19,10 +19,10 @@ import (
 
 // Tools returns the enabled tools of a server, connecting if needed.
 func (m *Manager) Tools(ctx context.Context, id string) ([]*mcp.Tool, error) {
-	return mirrored(ctx, m, id, kindTools, func(s *server) []*mcp.Tool {
-		out := make([]*mcp.Tool, 0, len(s.catalog.tools))
-		for _, t := range s.catalog.tools {
-			if s.cfg.ToolEnabled(t.Name) {
+	return mirrored(ctx, m, id, kindTools, func(c *catalogs, cfg *mcpgate.ServerConfig) []*mcp.Tool {
+		out := make([]*mcp.Tool, 0, len(c.tools))
+		for _, t := range c.tools {
+			if cfg.ToolEnabled(t.Name) {
 				out = append(out, t)
 			}
 		}
@@ -65,8 +65,12 @@ func (s *server) unknownTool(name string) error {
 	if !s.cfg.ToolEnabled(name) {
 		return mcpgate.Errorf(mcpgate.CategoryDisabled, "tool %q of server %q is disabled; enable it with: mcpgate tools enable %s %s", name, s.id, s.id, name)
 	}
+	c := &s.catalog
+	if s.sess == nil && s.decodedLocked() {
+		c = &s.held.catalogs
+	}
 	var known []string
-	for _, t := range s.catalog.tools {
+	for _, t := range c.tools {
 		if s.cfg.ToolEnabled(t.Name) {
 			known = append(known, t.Name)
 		}
@@ -314,26 +318,32 @@ func streamBroke(err error) bool {
 
 // Prompts returns the server's prompts.
 func (m *Manager) Prompts(ctx context.Context, id string) ([]*mcp.Prompt, error) {
-	return mirrored(ctx, m, id, kindPrompts, func(s *server) []*mcp.Prompt { return slices.Clone(s.catalog.prompts) })
+	return mirrored(ctx, m, id, kindPrompts, func(c *catalogs, _ *mcpgate.ServerConfig) []*mcp.Prompt { return slices.Clone(c.prompts) })
 }
 
 // Resources returns the server's resources.
 func (m *Manager) Resources(ctx context.Context, id string) ([]*mcp.Resource, error) {
-	return mirrored(ctx, m, id, kindResources, func(s *server) []*mcp.Resource { return slices.Clone(s.catalog.resources) })
+	return mirrored(ctx, m, id, kindResources, func(c *catalogs, _ *mcpgate.ServerConfig) []*mcp.Resource { return slices.Clone(c.resources) })
 }
 
 // ResourceTemplates returns the server's resource templates.
 func (m *Manager) ResourceTemplates(ctx context.Context, id string) ([]*mcp.ResourceTemplate, error) {
-	return mirrored(ctx, m, id, kindTemplates, func(s *server) []*mcp.ResourceTemplate { return slices.Clone(s.catalog.templates) })
+	return mirrored(ctx, m, id, kindTemplates, func(c *catalogs, _ *mcpgate.ServerConfig) []*mcp.ResourceTemplate {
+		return slices.Clone(c.templates)
+	})
 }
 
 // mirrored returns a copy of one of a server's catalogs, connecting it if
 // needed and listing it again if it is no longer current. A kind that
-// never loaded returns the error that kept it from loading.
-func mirrored[T any](ctx context.Context, m *Manager, id string, k kind, pick func(*server) []T) ([]T, error) {
+// never loaded returns the error that kept it from loading. While there is
+// no live session, a held catalog (stored.go) answers without connecting.
+func mirrored[T any](ctx context.Context, m *Manager, id string, k kind, pick func(*catalogs, *mcpgate.ServerConfig) []T) ([]T, error) {
 	s, err := m.server(id)
 	if err != nil {
 		return nil, err
+	}
+	if out, ok := fromHeld(s, k, pick); ok {
+		return out, nil
 	}
 	sess, err := s.ensure(ctx)
 	if err != nil {
@@ -344,7 +354,7 @@ func mirrored[T any](ctx context.Context, m *Manager, id string, k kind, pick fu
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return pick(s), nil
+	return pick(&s.catalog, &s.cfg), nil
 }
 
 // GetPrompt renders a prompt with its arguments.

@@ -398,6 +398,7 @@ func (s *server) list(ctx context.Context, sess *session, k kind) {
 	case kindTemplates:
 		s.catalog.templates = templates
 	}
+	s.catalogCommittedLocked()
 }
 
 // fresh makes sure the catalog of k may be used: listed again when it

@@ -46,6 +46,11 @@
 // (including tools whose x-mcp-header declarations are invalid) is
 // explained in [Status.Diagnostics].
 //
+// With [Options.Catalogs], each server's last valid catalog is kept in the
+// store: the next manager answers reads from it without connecting while
+// the server has no live session ([Status.Cached]; the state is then
+// never ready), and every new live catalog is written back.
+//
 // # Protocol generations
 //
 // The manager speaks MCP 2026-07-28 first and the session era (2025-11-25,

@@ -37,6 +37,11 @@ type Manager struct {
 	mu      sync.Mutex
 	servers map[string]*server
 	closed  bool
+
+	// refreshSlots bounds the background connects that refresh held
+	// catalogs (Options.RefreshCached), so a first search over a thousand
+	// servers does not dial them all at once.
+	refreshSlots chan struct{}
 }
 
 // New validates servers and returns a manager that has not connected
@@ -58,9 +63,12 @@ func New(servers []mcpgate.ServerConfig, opts *Options) (*Manager, error) {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = 30 * time.Second
 	}
+	if o.CatalogMaxAge <= 0 {
+		o.CatalogMaxAge = DefaultCatalogMaxAge
+	}
 	o.Limits = o.Limits.withDefaults()
 	m := &Manager{opts: o, ops: newOperations(), requests: newRequestLog(o.RequestLogSize, o.RequestLog),
-		servers: make(map[string]*server), now: time.Now}
+		servers: make(map[string]*server), now: time.Now, refreshSlots: make(chan struct{}, maxBackgroundRefreshes)}
 	m.base = o.HTTPClient
 	if m.base == nil {
 		base, err := defaultHTTPClient()
@@ -78,6 +86,11 @@ func New(servers []mcpgate.ServerConfig, opts *Options) (*Manager, error) {
 	}
 	for _, c := range servers {
 		m.servers[c.ID] = newServer(m, clone(c))
+	}
+	if o.Catalogs != nil {
+		ctx, cancel := context.WithTimeout(m.ctx, catalogLoadTimeout)
+		m.loadStored(ctx, nil)
+		cancel()
 	}
 	return m, nil
 }
@@ -201,12 +214,17 @@ func (m *Manager) Update(ctx context.Context, servers []mcpgate.ServerConfig) er
 			delete(m.servers, id)
 		}
 	}
+	var added []string
 	for id, c := range next {
 		if _, ok := m.servers[id]; !ok {
 			m.servers[id] = newServer(m, c)
+			added = append(added, id)
 		}
 	}
 	m.mu.Unlock()
+	if len(added) > 0 {
+		m.loadStored(ctx, added)
+	}
 
 	for _, s := range removed {
 		s.disconnect(mcpgate.StateDisconnected)
@@ -227,6 +245,7 @@ func (s *server) reconfigure(cfg mcpgate.ServerConfig) {
 		s.barrier(mcpgate.StateDisconnected, func() {
 			if s.cfg.URL != cfg.URL {
 				s.known = ""
+				s.dropHeldLocked()
 			}
 			s.cfg = cfg
 			s.catalog.reset()
@@ -323,6 +342,18 @@ func (m *Manager) Close() error {
 		m.base.CloseIdleConnections()
 	}
 	return nil
+}
+
+// Servers returns every server's configuration, sorted by ID: what
+// [Manager.Statuses] says without the state and catalog, so it costs
+// nothing per catalog entry.
+func (m *Manager) Servers() []mcpgate.ServerConfig {
+	all := m.all()
+	out := make([]mcpgate.ServerConfig, len(all))
+	for i, s := range all {
+		out[i] = clone(s.config())
+	}
+	return out
 }
 
 // Config returns a server's configuration.

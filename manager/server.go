@@ -35,6 +35,11 @@ type server struct {
 	// attempt started in an older epoch can never install its session.
 	epoch   uint64
 	catalog catalogs
+	// held is the catalog reads answer from while there is no live
+	// session, and persist writes it to the store (stored.go).
+	held       *heldCatalog
+	persist    persistState
+	refreshing bool // a background connect for a held catalog is queued or running
 	// known is the protocol version the last connection negotiated, so
 	// the next one goes straight to it ("" until one succeeded).
 	known string
@@ -151,6 +156,7 @@ func (s *server) connectSerialized(ctx context.Context, a *attempt) {
 		s.sess = sess
 		s.state = mcpgate.StateReady
 		s.err = nil
+		s.catalogCommittedLocked()
 	}
 	if s.attempt == a {
 		s.attempt = nil
@@ -382,7 +388,11 @@ func (s *server) status() Status {
 		st.ProtocolVersion = s.sess.protocol
 		st.ServerTitle = s.sess.title
 	}
-	s.catalog.fill(&st, &s.cfg)
+	if s.sess == nil && s.heldCountsLocked(&st) {
+		st.Cached, st.CachedAt = true, s.held.fetchedAt
+	} else {
+		s.catalog.fill(&st, &s.cfg)
+	}
 	return st
 }
 

@@ -6,7 +6,7 @@ import "context"
 // on the same data (another replica sharing the database). It names the
 // record, never its content.
 type Change struct {
-	Kind   string `json:"kind"` // ChangeCredential or ChangeInteraction
+	Kind   string `json:"kind"` // ChangeCredential, ChangeInteraction or ChangeCatalog
 	Tenant string `json:"tenant,omitempty"`
 	Server string `json:"server,omitempty"`
 }
@@ -15,6 +15,8 @@ type Change struct {
 const (
 	ChangeCredential  = "credential"
 	ChangeInteraction = "interaction"
+	// ChangeCatalog: a server's stored catalog was replaced or deleted.
+	ChangeCatalog = "catalog"
 )
 
 // A Watcher is a [Store] that tells of changes made by every handle on its

@@ -1,6 +1,7 @@
 // Package store defines where mcpgate keeps what must survive a process:
 // credentials, OAuth client registrations, in-flight login state, pending
-// interactions and the request log. Backends live in sub-packages
+// interactions, the request log and each server's last valid catalog
+// ([CatalogStore]). Backends live in sub-packages
 // (store/sqlite, later store/postgres); store/storetest is the one
 // behavioural suite every backend passes; store/seal encrypts the secret
 // fields.

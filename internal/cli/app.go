@@ -87,6 +87,11 @@ type App struct {
 	//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 	onLog  func(server string, msg *mcp.LoggingMessageParams)
 	logger *slog.Logger
+	// refreshCached, set before the first call to Manager by commands
+	// that keep running (serve, ui), connects in the background a server
+	// whose stored catalog answered, so the process soon holds the live
+	// one. One-shot commands answer from the stored catalog alone.
+	refreshCached bool
 
 	mgr     *manager.Manager
 	closers []func()
@@ -269,7 +274,9 @@ func (a *App) browser(url string) error {
 // Manager returns the manager over the configured servers, building it on
 // first use, with the oauth client authorizing servers that sign in or
 // keep a stored token. It connects nothing by itself: each command
-// connects what it needs, and [App.Close] closes every session.
+// connects what it needs, and [App.Close] closes every session. The
+// store keeps each server's last catalog, so list, search and describe
+// answer from it without connecting (manager.Options.Catalogs).
 func (a *App) Manager() (*manager.Manager, error) {
 	if a.mgr != nil {
 		return a.mgr, nil
@@ -290,7 +297,10 @@ func (a *App) Manager() (*manager.Manager, error) {
 	// the requests of closing sessions are in it, and before the store.
 	sink := serve.NewRequestLog(a.store)
 	a.onClose(sink.Close)
+	catalogs, _ := a.store.(store.CatalogStore)
 	m, err := manager.New(cfg.Servers(), &manager.Options{
+		Catalogs:      catalogs,
+		RefreshCached: a.refreshCached,
 		HTTPClient:    &http.Client{Transport: network},
 		RequestLog:    sink.For(""),
 		ClientName:    "mcpgate",

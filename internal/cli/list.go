@@ -20,7 +20,9 @@ func newListCmd(app *App) *cobra.Command {
 		Use:   "list [NAME]",
 		Short: "List tools, one line each: server, tool, description",
 		Long: strings.TrimSpace(`
-List the enabled tools of NAME, or of every enabled server. A server that
+List the enabled tools of NAME, or of every enabled server, from the
+catalog an earlier command stored when there is one (status, connect,
+call and serve store a fresh one), else by connecting. A server that
 cannot be reached is reported on stderr and the others are still listed;
 the exit code is then 1.`),
 		Args: argsBetween(0, 1),

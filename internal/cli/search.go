@@ -24,7 +24,10 @@ func newSearchCmd(app *App) *cobra.Command {
 		Long: strings.TrimSpace(`
 Rank the enabled tools of every enabled server for QUERY (words or a whole
 sentence) the way the gateway's search action does for a model. A server
-that cannot be reached is reported on stderr; the exit code is then 1.`),
+whose catalog an earlier command stored (up to a week ago) is searched in
+that catalog without connecting; status, connect, call and serve store a
+fresh one. A server that cannot be reached is reported on stderr; the
+exit code is then 1.`),
 		Example: examples(`
   mcpgate search "open a bug report"
   mcpgate search "list my pull requests" --limit 3 --json`),

@@ -48,9 +48,18 @@ func TestSearch(t *testing.T) {
 	h.mustRun(exitUsage, "search")
 	h.mustRun(exitUsage, "search", "x", "--limit", "0")
 
+	// A server that went away is still searched in the catalog it last
+	// listed; one never listed cannot be.
 	a.Stop()
 	r = h.run("search", "echo")
-	if r.code != exitFail || !strings.Contains(r.stderr, "one") {
+	if r.code != 0 || !strings.Contains(r.stdout, "one") {
+		t.Errorf("a stopped server with a stored catalog: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	c := fake.Start(t, nil)
+	h.mustRun(0, "add", "three", c.URL, "--auth", "none")
+	c.Stop()
+	r = h.run("search", "echo")
+	if r.code != exitFail || !strings.Contains(r.stderr, "three") {
 		t.Errorf("a server that cannot be searched: %d %q", r.code, r.stderr)
 	}
 }

@@ -96,6 +96,7 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 		}
 	}
 	app.logger = slog.New(slog.NewTextHandler(app.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	app.refreshCached = true
 	m, err := app.Manager()
 	if err != nil {
 		return err

@@ -22,8 +22,9 @@ import (
 const statusWait = 30 * time.Second
 
 type statusOptions struct {
-	ID   string
-	JSON bool
+	ID     string
+	JSON   bool
+	Cached bool
 }
 
 func newStatusCmd(app *App) *cobra.Command {
@@ -34,8 +35,11 @@ func newStatusCmd(app *App) *cobra.Command {
 		Long: strings.TrimSpace(`
 Connect every enabled server (or just NAME) and show its state: ready,
 needs-auth or error, with the reason and the number of tools, prompts and
-resources. Disabled servers are listed without connecting. It also says
-where credentials are stored and where the key sealing them comes from:
+resources. With --cached, a server whose catalog an earlier command
+stored is not connected: it is shown as cached, with the counts of that
+catalog, which list, search and describe answer from without connecting.
+Disabled servers are listed without connecting. It also says where
+credentials are stored and where the key sealing them comes from:
 $MCPGATE_SECRET_KEY (env), the OS keyring, or the key file (file).
 
 Exits 1 if a server is in error, 4 if one needs authorization.`),
@@ -47,7 +51,8 @@ Exits 1 if a server is in error, 4 if one needs authorization.`),
 			return runStatus(cmd.Context(), app, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print JSON: {"secretKey":"env|keyring|file","servers":[{"id","state","error",...}]}`)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print JSON: {"secretKey":"env|keyring|file","servers":[{"id","state","cached","error",...}]}`)
+	cmd.Flags().BoolVar(&opts.Cached, "cached", false, "answer at once: do not connect servers whose catalog is stored, show them as cached")
 	return cmd
 }
 
@@ -67,12 +72,12 @@ func runStatus(ctx context.Context, app *App, opts *statusOptions) error {
 		if err != nil {
 			return err
 		}
-		if st.Enabled {
+		if st.Enabled && (!opts.Cached || !st.Cached) {
 			ids = []string{opts.ID}
 		}
 	} else {
 		for _, st := range m.Statuses() {
-			if st.Enabled {
+			if st.Enabled && (!opts.Cached || !st.Cached) {
 				ids = append(ids, st.ID)
 			}
 		}
@@ -122,13 +127,15 @@ func runStatus(ctx context.Context, app *App, opts *statusOptions) error {
 }
 
 // statusesError decides the outcome of showing statuses that are already
-// printed: a server in error (or still not ready) fails, one that needs
+// printed: a server in error (or still not ready, unless it was not
+// connected because its catalog is cached) fails, one that needs
 // authorization asks for it.
 func statusesError(statuses []manager.Status) error {
 	var needsAuth, failed bool
 	for _, st := range statuses {
 		switch {
 		case !st.Enabled:
+		case st.Cached && st.State == mcpgate.StateDisconnected:
 		case st.State == mcpgate.StateNeedsAuth:
 			needsAuth = true
 		case st.State != mcpgate.StateReady:
@@ -148,12 +155,7 @@ func writeStatusTable(w io.Writer, statuses []manager.Status) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATE\tMCP\tAUTH\tTOOLS\tPROMPTS\tRESOURCES\tURL")
 	for _, st := range statuses {
-		state := string(st.State)
-		if !st.Enabled {
-			state = "disabled"
-		} else if st.Stale {
-			state += " (stale)"
-		}
+		state := stateText(st)
 		version := st.ProtocolVersion
 		if version == "" {
 			version = "-"
@@ -175,11 +177,32 @@ func writeStatusTable(w io.Writer, statuses []manager.Status) error {
 	return nil
 }
 
+// stateText is the STATE column: the state, with what its catalog is.
+// A server not connected whose stored catalog answers is "cached", never
+// ready: only a live session is.
+func stateText(st manager.Status) string {
+	state := string(st.State)
+	switch {
+	case !st.Enabled:
+		state = "disabled"
+	case st.Cached && st.State == mcpgate.StateDisconnected:
+		state = "cached"
+	case st.Cached:
+		state += " (cached)"
+	case st.Stale:
+		state += " (stale)"
+	}
+	return state
+}
+
 // statusLine is one server's state in a sentence.
 func statusLine(st manager.Status) string {
 	s := fmt.Sprintf("%s: %s", st.ID, st.State)
-	if st.State == mcpgate.StateReady {
+	switch {
+	case st.State == mcpgate.StateReady:
 		s += fmt.Sprintf(" (%s tools, %s prompts, %s resources; MCP %s)", count(st.Tools), count(st.Prompts), count(st.Resources), st.ProtocolVersion)
+	case st.Cached:
+		s += fmt.Sprintf(" (cached, %s tools, %s prompts, %s resources)", count(st.Tools), count(st.Prompts), count(st.Resources))
 	}
 	if st.Error != nil {
 		s += ": " + describeError(st.Error)

@@ -93,6 +93,7 @@ func runUI(ctx context.Context, app *App, opts *uiOptions) error {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	app.logger = slog.New(slog.NewTextHandler(app.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	app.refreshCached = true
 	m, err := app.Manager()
 	if err != nil {
 		return err

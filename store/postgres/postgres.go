@@ -18,10 +18,10 @@
 //
 // # Changes
 //
-// Every write of a credential or an interaction also sends a NOTIFY (in
-// the same transaction, so it is seen only once committed), which
-// [Store.Watch] delivers to every replica listening: a sign-out on one
-// replica is seen on all of them at once.
+// Every write of a credential, an interaction or a catalog also sends a
+// NOTIFY (in the same transaction, so it is seen only once committed),
+// which [Store.Watch] delivers to every replica listening: a sign-out on
+// one replica is seen on all of them at once.
 //
 // # API keys
 //

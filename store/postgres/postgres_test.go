@@ -298,3 +298,64 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 		t.Fatalf("open with a broken DSN: %v", err)
 	}
 }
+
+// A catalog one replica stores or deletes is announced to the others, so
+// they can take it instead of listing the server themselves.
+func TestWatchSeesCatalogs(t *testing.T) {
+	dsn := schema(t, server(t))
+	a, b := open(t, dsn, sealer(t, 1)), open(t, dsn, sealer(t, 1))
+	ctx, cancel := context.WithCancel(t.Context())
+	changes := make(chan store.Change, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.Watch(ctx, func(c store.Change) { changes <- c })
+	}()
+	defer func() { cancel(); <-done }()
+	cat := &store.Catalog{Tenant: "acme", Server: "files", URL: "https://files.example/mcp", Tools: []byte(`[]`)}
+	want := store.Change{Kind: store.ChangeCatalog, Tenant: "acme", Server: "files"}
+	// Listening starts asynchronously: write until the first change arrives.
+	deadline := time.After(10 * time.Second)
+	for got := false; !got; {
+		if err := b.PutCatalog(t.Context(), cat); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case c := <-changes:
+			if c != want {
+				t.Fatalf("change %+v, want %+v", c, want)
+			}
+			got = true
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("no change seen")
+		}
+	}
+	// A put and a deletion of another server's catalog: two changes of it,
+	// in order.
+	gone := *cat
+	gone.Server = "gone"
+	if err := b.PutCatalog(t.Context(), &gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteCatalog(t.Context(), "acme", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteCatalog(t.Context(), "acme", "gone"); err != nil { // nothing to delete: no change
+		t.Fatal(err)
+	}
+	seen := 0
+	for seen < 2 {
+		select {
+		case c := <-changes:
+			if c.Server == "gone" {
+				if c.Kind != store.ChangeCatalog {
+					t.Fatalf("change %+v", c)
+				}
+				seen++
+			}
+		case <-deadline:
+			t.Fatalf("saw %d of the put and deletion of a catalog", seen)
+		}
+	}
+}

@@ -53,7 +53,10 @@ import (
 	"github.com/mcpgate/mcpgate/store/seal"
 )
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.CatalogStore = (*Store)(nil)
+)
 
 const (
 	// busyTimeout is how long one attempt waits for a lock inside SQLite.
@@ -234,6 +237,27 @@ ALTER TABLE credentials ADD COLUMN dpop_key TEXT NOT NULL DEFAULT '';
 	// NULL for none.
 	`
 ALTER TABLE credentials ADD COLUMN step_up_at INTEGER;
+`,
+	// Each server's last valid catalog (store.CatalogStore): remote
+	// content, never secret, so unsealed; each list JSON, NULL for a kind
+	// never loaded. The lists come last: SQLite reads a row's columns in
+	// order, so listing catalogs without them then reads no overflow page.
+	`
+CREATE TABLE catalogs (
+	tenant     TEXT NOT NULL,
+	server     TEXT NOT NULL,
+	url        TEXT NOT NULL,
+	protocol   TEXT NOT NULL,
+	counts     TEXT NOT NULL,    -- JSON [tools, prompts, resources, templates]
+	fetched_at INTEGER,          -- unix microseconds
+	ttl        INTEGER NOT NULL, -- nanoseconds
+	generation INTEGER NOT NULL,
+	tools      BLOB,
+	prompts    BLOB,
+	resources  BLOB,
+	templates  BLOB,
+	PRIMARY KEY (tenant, server)
+) STRICT;
 `,
 }
 

@@ -301,9 +301,11 @@ func TestNewerSchemaRefused(t *testing.T) {
 // the time of the last step-up) opens, migrated, with those credentials
 // readable, keyless and without a step-up time.
 func TestCredentialsFromOlderSchemas(t *testing.T) {
-	// The columns each schema version added, newest first.
-	added := []string{"step_up_at", "dpop_key"}
-	for back := 1; back <= len(added); back++ {
+	// What each schema version added, newest first, and how to take it
+	// away again.
+	added := []string{"catalogs", "step_up_at", "dpop_key"}
+	undo := map[string]string{"catalogs": "DROP TABLE catalogs"}
+	for back := 2; back <= len(added); back++ {
 		t.Run(strings.Join(added[:back], "+"), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "mcpgate.db")
 			s := open(t, path, sealer(t, 1))
@@ -319,8 +321,12 @@ func TestCredentialsFromOlderSchemas(t *testing.T) {
 			}
 			// What the schema back versions ago had.
 			var qs []string
-			for _, col := range added[:back] {
-				qs = append(qs, "ALTER TABLE credentials DROP COLUMN "+col)
+			for _, what := range added[:back] {
+				q, ok := undo[what]
+				if !ok {
+					q = "ALTER TABLE credentials DROP COLUMN " + what
+				}
+				qs = append(qs, q)
 			}
 			qs = append(qs, fmt.Sprintf("PRAGMA user_version = %d", v-back))
 			for _, q := range qs {

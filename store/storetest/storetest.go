@@ -81,6 +81,20 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts *Options) {
 	t.Run("Log", func(t *testing.T) { testLog(t, open(t)) })
 	t.Run("LogBound", func(t *testing.T) { testLogBound(t, open(t)) })
 	t.Run("LogAcrossHandles", func(t *testing.T) { testLogAcrossHandles(t, handles(t)) })
+	catalogs := func(t *testing.T, hs []store.Store) []store.CatalogStore {
+		var out []store.CatalogStore
+		for _, h := range hs {
+			cs, ok := h.(store.CatalogStore)
+			if !ok {
+				t.Skip("the backend keeps no catalogs")
+			}
+			out = append(out, cs)
+		}
+		return out
+	}
+	t.Run("Catalog", func(t *testing.T) { testCatalog(t, catalogs(t, []store.Store{open(t)})[0]) })
+	t.Run("CatalogBound", func(t *testing.T) { testCatalogBound(t, catalogs(t, []store.Store{open(t)})[0]) })
+	t.Run("CatalogAcrossHandles", func(t *testing.T) { testCatalogAcrossHandles(t, catalogs(t, handles(t))) })
 }
 
 func sampleLogEntry(tenant string, i int) *store.LogEntry {

@@ -1,0 +1,365 @@
+package manager
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/store"
+	"github.com/mcpgate/mcpgate/store/seal"
+	"github.com/mcpgate/mcpgate/store/sqlite"
+)
+
+// catalogStore opens a fresh SQLite store for catalogs, counting writes.
+func catalogStore(t *testing.T) *countingCatalogs {
+	t.Helper()
+	sl, err := seal.New(bytes.Repeat([]byte{1}, seal.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "mcpgate.db"), sl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &countingCatalogs{CatalogStore: st}
+}
+
+type countingCatalogs struct {
+	store.CatalogStore
+	puts atomic.Int32
+}
+
+func (c *countingCatalogs) PutCatalog(ctx context.Context, cat *store.Catalog) error {
+	c.puts.Add(1)
+	return c.CatalogStore.PutCatalog(ctx, cat)
+}
+
+// listedOnce lists the server's catalogs in a manager over st and closes
+// it, as a process that ran `mcpgate list` would.
+func listedOnce(t *testing.T, st store.CatalogStore, c mcpgate.ServerConfig) {
+	t.Helper()
+	m, err := New([]mcpgate.ServerConfig{c}, &Options{Catalogs: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.Tools(ctxT(t, 10*time.Second), c.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStoredCatalogAnswersWithoutConnecting(t *testing.T) {
+	srv := fake.Start(t, nil)
+	st := catalogStore(t)
+	listedOnce(t, st, cfg("s", srv.URL))
+	if n := st.puts.Load(); n != 1 {
+		t.Errorf("one connect wrote the catalog %d times, want once", n)
+	}
+	want := toolNamesOf(t, srv)
+	lists, connects := srv.Requests("tools/list"), srv.Connects()
+
+	m := newManager(t, &Options{Catalogs: st}, cfg("s", srv.URL))
+	st0 := mustStatus(t, m, "s")
+	if !st0.Cached || st0.State == mcpgate.StateReady || st0.Tools != len(want) || st0.CachedAt.IsZero() {
+		t.Errorf("status from the stored catalog: cached %v, state %s, %d tools (want %d)", st0.Cached, st0.State, st0.Tools, len(want))
+	}
+	if got := toolNames(t, m, "s"); !slices.Equal(got, want) {
+		t.Errorf("tools from the stored catalog %v, want %v", got, want)
+	}
+	ctx := ctxT(t, 10*time.Second)
+	if ps, err := m.Prompts(ctx, "s"); err != nil || len(ps) == 0 {
+		t.Errorf("prompts from the stored catalog: %d, %v", len(ps), err)
+	}
+	if rs, err := m.Resources(ctx, "s"); err != nil || len(rs) == 0 {
+		t.Errorf("resources from the stored catalog: %d, %v", len(rs), err)
+	}
+	if _, err := m.Tool(ctx, "s", "echo"); err != nil {
+		t.Errorf("describing a stored tool: %v", err)
+	}
+	if n, c := srv.Requests("tools/list")-lists, srv.Connects()-connects; n != 0 || c != 0 {
+		t.Fatalf("answering from the stored catalog sent %d tools/list and made %d connects, want none", n, c)
+	}
+	if st := mustStatus(t, m, "s"); st.State != mcpgate.StateDisconnected {
+		t.Errorf("state after reads from the stored catalog: %s, want disconnected", st.State)
+	}
+
+	// A call connects as before, and the status is then the live one.
+	if _, err := m.CallTool(ctx, "s", "echo", raw(`{"text":"hi"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Connects() == connects {
+		t.Error("a call did not connect")
+	}
+	if st := mustStatus(t, m, "s"); st.State != mcpgate.StateReady || st.Cached {
+		t.Errorf("status after a call: state %s, cached %v; want ready and live", st.State, st.Cached)
+	}
+	m.Close()
+	if n := st.puts.Load(); n != 1 {
+		t.Errorf("a second connect listing the same catalog wrote it again (%d writes in all)", n)
+	}
+}
+
+func toolNamesOf(t *testing.T, srv *fake.Server) []string {
+	t.Helper()
+	m := newManager(t, nil, cfg("s", srv.URL))
+	defer m.Close()
+	return toolNames(t, m, "s")
+}
+
+func TestStoredCatalogOfAnotherURLIsIgnored(t *testing.T) {
+	old := fake.Start(t, nil)
+	srv := fake.Start(t, nil)
+	old.AddTool("only_at_the_old_url", "lives at the old URL")
+	st := catalogStore(t)
+	listedOnce(t, st, cfg("s", old.URL))
+
+	// Configured now with another URL: the stored catalog is not used.
+	m := newManager(t, &Options{Catalogs: st}, cfg("s", srv.URL))
+	if mustStatus(t, m, "s").Cached {
+		t.Fatal("a catalog listed from another URL is shown as the server's")
+	}
+	connects := srv.Connects()
+	if got := toolNames(t, m, "s"); slices.Contains(got, "only_at_the_old_url") {
+		t.Errorf("tools %v come from the old URL", got)
+	}
+	if srv.Connects() == connects {
+		t.Error("the server at the new URL was not connected")
+	}
+
+	// A URL changed while running drops the held catalog at once. (The
+	// connect above stored the new URL's catalog: list the old one again.)
+	m.Close()
+	listedOnce(t, st, cfg("s", old.URL))
+	m2 := newManager(t, &Options{Catalogs: st}, cfg("s", old.URL))
+	if !mustStatus(t, m2, "s").Cached {
+		t.Fatal("the catalog of the old URL was not loaded for it")
+	}
+	if err := m2.Update(ctxT(t, 10*time.Second), []mcpgate.ServerConfig{cfg("s", srv.URL)}); err != nil {
+		t.Fatal(err)
+	}
+	if st := mustStatus(t, m2, "s"); st.Cached || st.Tools != 0 {
+		t.Errorf("after the URL changed: cached %v with %d tools, want nothing held", st.Cached, st.Tools)
+	}
+	if got := toolNames(t, m2, "s"); slices.Contains(got, "only_at_the_old_url") {
+		t.Errorf("tools after the URL changed %v come from the old URL", got)
+	}
+}
+
+func TestLiveListReplacesStoredCatalog(t *testing.T) {
+	srv := fake.Start(t, nil)
+	st := catalogStore(t)
+	m := newManager(t, &Options{Catalogs: st}, cfg("s", srv.URL))
+	ctx := ctxT(t, 10*time.Second)
+	if err := m.Connect(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the first catalog stored", func() bool { return storedHas(t, st, "s", "echo") })
+	first, err := st.GetCatalog(ctx, "", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// list_changed makes a new live list, which replaces the stored one.
+	srv.AddTool("fresh_tool", "added while connected")
+	eventually(t, "the new tool stored", func() bool { return storedHas(t, st, "s", "fresh_tool") })
+	next, err := st.GetCatalog(ctx, "", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Generation <= first.Generation {
+		t.Errorf("stored generation went from %d to %d, want it to grow", first.Generation, next.Generation)
+	}
+
+	// And the next process answers with it, without connecting.
+	connects := srv.Connects()
+	m2 := newManager(t, &Options{Catalogs: st}, cfg("s", srv.URL))
+	if got := toolNames(t, m2, "s"); !slices.Contains(got, "fresh_tool") {
+		t.Errorf("the next process lists %v, without the new tool", got)
+	}
+	if srv.Connects() != connects {
+		t.Error("the next process connected")
+	}
+
+	// Disconnected, this process answers from what it last listed.
+	if err := m.Disconnect(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if st := mustStatus(t, m, "s"); !st.Cached || st.State != mcpgate.StateDisconnected {
+		t.Errorf("after a disconnect: cached %v, state %s", st.Cached, st.State)
+	}
+	if got := toolNames(t, m, "s"); !slices.Contains(got, "fresh_tool") || srv.Connects() != connects {
+		t.Errorf("after a disconnect: tools %v, %d new connects", got, srv.Connects()-connects)
+	}
+}
+
+func storedHas(t *testing.T, st store.CatalogStore, id, tool string) bool {
+	t.Helper()
+	c, err := st.GetCatalog(context.Background(), "", id)
+	if err != nil {
+		return false
+	}
+	var tools []struct{ Name string }
+	if err := json.Unmarshal(c.Tools, &tools); err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(tools, func(x struct{ Name string }) bool { return x.Name == tool })
+}
+
+func TestStoredCatalogRefreshedInBackground(t *testing.T) {
+	srv := fake.Start(t, nil)
+	st := catalogStore(t)
+	listedOnce(t, st, cfg("s", srv.URL))
+	srv.AddTool("since_stored", "added after the catalog was stored")
+
+	var seen atomicStates
+	m := newManager(t, &Options{Catalogs: st, RefreshCached: true, OnStateChange: seen.add}, cfg("s", srv.URL))
+	if got := toolNames(t, m, "s"); slices.Contains(got, "since_stored") {
+		t.Fatalf("the first answer %v is not the stored catalog", got)
+	}
+	eventually(t, "ready after the background connect", func() bool { return mustStatus(t, m, "s").State == mcpgate.StateReady })
+	if got := toolNames(t, m, "s"); !slices.Contains(got, "since_stored") {
+		t.Errorf("after the background connect: %v", got)
+	}
+	for _, s := range seen.all() {
+		if s.State == mcpgate.StateReady && s.Cached {
+			t.Errorf("a status said ready and cached at once: %+v", s)
+		}
+	}
+}
+
+func TestStoredCatalogBounds(t *testing.T) {
+	srv := fake.Start(t, nil)
+	st := catalogStore(t)
+	ctx := ctxT(t, 10*time.Second)
+	// A stored catalog that breaks the rules a live list keeps is not
+	// trusted entry by entry: invalid entries are dropped on load.
+	bad := &store.Catalog{Server: "s", URL: srv.URL, FetchedAt: time.Now(),
+		Tools: json.RawMessage(`[{"name":"ok","inputSchema":{"type":"object"}},{"name":"has space","inputSchema":{"type":"object"}},{"name":"noschema"},null]`)}
+	if err := st.PutCatalog(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, &Options{Catalogs: st}, cfg("s", srv.URL))
+	if got := toolNames(t, m, "s"); strings.Join(got, ",") != "ok" {
+		t.Errorf("tools from a stored catalog with invalid entries: %v, want [ok]", got)
+	}
+	// One older than the maximum age is not used.
+	bad.FetchedAt = time.Now().Add(-2 * time.Hour)
+	if err := st.PutCatalog(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	m2 := newManager(t, &Options{Catalogs: st, CatalogMaxAge: time.Hour}, cfg("s", srv.URL))
+	if mustStatus(t, m2, "s").Cached {
+		t.Error("a catalog older than CatalogMaxAge was used")
+	}
+}
+
+// atomicStates collects the statuses OnStateChange reports.
+type atomicStates struct {
+	mu  sync.Mutex
+	sts []Status
+}
+
+func (a *atomicStates) add(s Status) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.sts = append(a.sts, s)
+}
+
+func (a *atomicStates) all() []Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.sts)
+}
+
+// A server added by Update (serve following the config file) answers from
+// its stored catalog at once too.
+func TestUpdateLoadsTheAddedServersStoredCatalog(t *testing.T) {
+	srv := fake.Start(t, nil)
+	st := catalogStore(t)
+	listedOnce(t, st, cfg("s", srv.URL))
+	m := newManager(t, &Options{Catalogs: st})
+	connects := srv.Connects()
+	if err := m.Update(ctxT(t, 10*time.Second), []mcpgate.ServerConfig{cfg("s", srv.URL)}); err != nil {
+		t.Fatal(err)
+	}
+	if st := mustStatus(t, m, "s"); !st.Cached || st.Tools == 0 {
+		t.Errorf("an added server's status: cached %v, %d tools", st.Cached, st.Tools)
+	}
+	if got := toolNames(t, m, "s"); len(got) == 0 || srv.Connects() != connects {
+		t.Errorf("an added server listed %v with %d connects", got, srv.Connects()-connects)
+	}
+}
+
+// Background refreshes of held catalogs connect a bounded number of
+// servers at a time: the rest wait for a slot.
+func TestBackgroundRefreshesAreBounded(t *testing.T) {
+	st := catalogStore(t)
+	const n = maxBackgroundRefreshes + 4
+	var gates []*gate
+	var servers []mcpgate.ServerConfig
+	for i := range n {
+		g := startGate(t, fake.Start(t, nil).URL)
+		c := cfg(string(rune('a'+i)), g.URL)
+		listedOnce(t, st, c)
+		g.hold()
+		gates = append(gates, g)
+		servers = append(servers, c)
+	}
+	m := newManager(t, &Options{Catalogs: st, RefreshCached: true}, servers...)
+	for _, c := range servers {
+		if got := toolNames(t, m, c.ID); len(got) == 0 {
+			t.Fatalf("%s: no tools from the stored catalog", c.ID)
+		}
+	}
+	arrivals := make(chan struct{}, n)
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, g := range gates {
+		go func() {
+			select {
+			case <-g.arrived:
+				arrivals <- struct{}{}
+			case <-stop:
+			}
+		}()
+	}
+	for range maxBackgroundRefreshes {
+		select {
+		case <-arrivals:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the background connects did not start")
+		}
+	}
+	// Every slot is held by a connect waiting at its gate, so the others
+	// cannot have started.
+	connecting := 0
+	for _, st := range m.Statuses() {
+		if st.State == mcpgate.StateConnecting {
+			connecting++
+		}
+	}
+	if connecting != maxBackgroundRefreshes {
+		t.Errorf("%d servers connecting at once, want %d", connecting, maxBackgroundRefreshes)
+	}
+	for _, g := range gates {
+		g.release()
+	}
+	eventually(t, "every server ready", func() bool {
+		for _, st := range m.Statuses() {
+			if st.State != mcpgate.StateReady {
+				return false
+			}
+		}
+		return true
+	})
+}

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// MaxCatalogBytes bounds one stored catalog: the JSON of its tools,
+// prompts, resources and templates together. A backend refuses a bigger
+// one with [ErrTooLarge]; whoever writes catalogs skips it.
+const MaxCatalogBytes = 4 << 20
+
+// ErrTooLarge is returned when a record exceeds its bound.
+var ErrTooLarge = errors.New("too large to store")
+
+// Catalog is a server's last valid catalog as a process listed it, so the
+// next process can answer from it at once. Every list is a JSON array of
+// entries as the MCP server sent them (after mcpgate's validation); a nil
+// list is a kind that was never loaded. Catalogs are remote content,
+// never secret: they are stored unsealed, and whoever reads one validates
+// it again.
+type Catalog struct {
+	Tenant string // "" for a single user
+	Server string // server ID
+	// URL is the server URL the catalog was listed from; a catalog whose
+	// URL is not the server's configured URL must not be used.
+	URL string
+	// Protocol is the MCP version the listing session negotiated.
+	Protocol  string
+	Tools     json.RawMessage
+	Prompts   json.RawMessage
+	Resources json.RawMessage
+	Templates json.RawMessage
+	// Counts are how many entries the lists hold (tools, prompts,
+	// resources, templates), so that a process can say so without
+	// decoding them.
+	Counts [4]int
+	// FetchedAt is when the oldest of the lists was fetched.
+	FetchedAt time.Time
+	// TTL is the shortest ttlMs a 2026-07-28 server gave (zero: none, or
+	// fresh for its session only).
+	TTL time.Duration
+	// Generation grows each time the stored catalog's content changes.
+	Generation uint64
+}
+
+// Size is the number of bytes of the catalog's lists, which
+// [MaxCatalogBytes] bounds.
+func (c *Catalog) Size() int {
+	return len(c.Tools) + len(c.Prompts) + len(c.Resources) + len(c.Templates)
+}
+
+// CatalogStore keeps each server's last valid catalog. The backends
+// (store/sqlite, store/postgres) implement it; every method is safe for
+// concurrent use by many goroutines and processes.
+type CatalogStore interface {
+	// PutCatalog stores c, replacing the server's previous catalog. One
+	// bigger than [MaxCatalogBytes] is refused with [ErrTooLarge].
+	PutCatalog(ctx context.Context, c *Catalog) error
+	// GetCatalog returns [ErrNotFound] when there is none.
+	GetCatalog(ctx context.Context, tenant, server string) (*Catalog, error)
+	// Catalogs lists a tenant's catalogs, by server ID, without their
+	// lists (Tools, Prompts, Resources and Templates are nil; Counts says
+	// their sizes): a process with many servers starts without reading
+	// them all, and reads each with GetCatalog when it needs it.
+	Catalogs(ctx context.Context, tenant string) ([]*Catalog, error)
+	// DeleteCatalog succeeds when there is nothing to delete.
+	DeleteCatalog(ctx context.Context, tenant, server string) error
+}
