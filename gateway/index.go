@@ -64,9 +64,11 @@ func (c *catalogIndex) search(m *manager.Manager, byServer map[string][]entry, q
 }
 
 // update makes again the documents of each server whose catalog changed
-// and, if any did (or the set of servers did), the index.
+// and re-indexes only those servers (search.Index.Replace); the first
+// time, or when the index is empty, it builds the index whole.
 func (c *catalogIndex) update(statuses []manager.Status, byServer map[string][]entry) {
 	var parts []string
+	var changed []string
 	for _, st := range statuses {
 		es, ok := byServer[st.ID]
 		if !ok {
@@ -76,6 +78,7 @@ func (c *catalogIndex) update(statuses []manager.Status, byServer map[string][]e
 		parts = append(parts, st.ID+"="+key)
 		if sd := c.servers[st.ID]; sd == nil || sd.key != key {
 			c.servers[st.ID] = serverDocuments(key, es, st.ServerTitle)
+			changed = append(changed, st.ID)
 		}
 	}
 	sort.Strings(parts)
@@ -83,21 +86,38 @@ func (c *catalogIndex) update(statuses []manager.Status, byServer map[string][]e
 	if key == c.key && c.ix != nil {
 		return
 	}
+	var gone []string
 	for id := range c.servers {
 		if _, ok := byServer[id]; !ok {
+			gone = append(gone, id)
 			delete(c.servers, id)
 		}
 	}
-	var docs []search.Doc
-	c.refs = c.refs[:0]
-	for _, id := range sortedKeys(byServer) {
-		if sd := c.servers[id]; sd != nil {
-			docs = append(docs, sd.docs...)
-			c.refs = append(c.refs, sd.refs...)
+	c.key = key
+	if c.ix == nil {
+		var docs []search.Doc
+		c.refs = c.refs[:0]
+		for _, id := range sortedKeys(byServer) {
+			if sd := c.servers[id]; sd != nil {
+				docs = append(docs, sd.docs...)
+				c.refs = append(c.refs, sd.refs...)
+			}
+		}
+		c.ix = search.New(docs)
+		return
+	}
+	for _, id := range gone {
+		c.ix.Replace(id, nil)
+	}
+	for _, id := range changed {
+		sd := c.servers[id]
+		for i, doc := range c.ix.Replace(id, sd.docs) {
+			for doc >= len(c.refs) {
+				c.refs = append(c.refs, entry{})
+			}
+			c.refs[doc] = sd.refs[i]
 		}
 	}
-	c.ix = search.New(docs)
-	c.key = key
 }
 
 // serverKey identifies the catalog a server's documents are made from:
