@@ -512,3 +512,37 @@ func TestWorkspacesCloseWhenIdleAndMakeRoom(t *testing.T) {
 		t.Errorf("%d workspaces after one person came back", n)
 	}
 }
+
+// A person's catalogs are stored under their owner key by the replica
+// that listed them: a workspace opened on another replica lists at once
+// from them, even while the server is unreachable, and says the catalog
+// is cached rather than pretending the server is ready.
+func TestAPersonsCatalogsFollowThemAcrossReplicas(t *testing.T) {
+	c := newCluster(t, nil)
+	a, b := c.replicas[0], c.replicas[1]
+	key := c.apiKey("acme", "alice")
+	if out := mustGW(t, c.host(a.URL, key), map[string]any{"action": "list", "server": "open"}); !strings.Contains(out, "open/echo") {
+		t.Fatalf("list through A: %q", out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := c.st.GetCatalog(t.Context(), hosted.Owner("acme", "alice"), "open"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("A stored no catalog of open for alice")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := c.st.GetCatalog(t.Context(), hosted.Owner("acme", "bob"), "open"); err == nil {
+		t.Error("alice's catalog is stored for bob too")
+	}
+	c.open.Stop()
+	viaB := c.host(b.URL, key)
+	if out := mustGW(t, viaB, map[string]any{"action": "list", "server": "open"}); !strings.Contains(out, "open/echo") {
+		t.Errorf("list through B with the server down: %q", out)
+	}
+	if got := mustGW(t, viaB, map[string]any{"action": "status", "server": "open"}); strings.Contains(got, "open: ready") || !strings.Contains(got, "cached") {
+		t.Errorf("B's status of a server it never reached: %q", got)
+	}
+}

@@ -88,6 +88,12 @@ func (g *Gateway) newWorkspace(p inbound.Principal) (*workspace, error) {
 		},
 		OnEventStream: o.Metrics.EventStream,
 		Authorizer:    ws,
+		// The person's last catalogs, stored by whichever replica listed
+		// them: a workspace opened on another replica lists and searches
+		// at once, and connects in the background.
+		Catalogs:      catalogsOf(o.Store),
+		Tenant:        ws.owner,
+		RefreshCached: true,
 	})
 	if err != nil {
 		return nil, err
@@ -121,6 +127,12 @@ func (g *Gateway) newWorkspace(p inbound.Principal) (*workspace, error) {
 	ws.stop = ws.front.Start(g.ctx)
 	m.Start(g.ctx)
 	return ws, nil
+}
+
+// catalogsOf is st's catalog store, if it keeps catalogs.
+func catalogsOf(st store.Store) store.CatalogStore {
+	cs, _ := st.(store.CatalogStore)
+	return cs
 }
 
 // Handler implements manager.Authorizer: a server whose sign-in the tenant
