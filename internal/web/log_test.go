@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/internal/fake"
@@ -20,7 +21,16 @@ func TestRequestLogAndExport(t *testing.T) {
 	if _, err := e.m.CallTool(context.Background(), "docs", "echo", json.RawMessage(`{"text":"very-private-argument"}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	code, body := e.do("GET", "/api/log", nil)
+	// An exchange is logged once its stream is done with, which may be a
+	// moment after the call returned.
+	var code int
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		code, body = e.do("GET", "/api/log", nil)
+		if code == 200 && strings.Contains(body, `"method":"tools/call","tool":"echo"`) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if code != 200 || !strings.Contains(body, `"method":"tools/call","tool":"echo"`) || !strings.Contains(body, `"outcome":"ok"`) {
 		t.Fatalf("log: %d %s", code, body)
 	}
