@@ -94,7 +94,7 @@ func (p *questionPage) show(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *questionPage) answer(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
+	if !SameOrigin(r) {
 		WriteNotice(w, http.StatusForbidden, "Refused", "An answer must be sent from the question's own page. Open the link you were given and answer there.")
 		return
 	}
@@ -210,7 +210,7 @@ func answeredNotice(w http.ResponseWriter, status int) {
 	WriteNotice(w, status, "Already answered", "This question was already answered. You can go back to your agent.")
 }
 
-// sameOrigin reports whether a request comes from a page of this origin,
+// SameOrigin reports whether a request comes from a page of this origin,
 // or from no page at all: the browser's Sec-Fetch-Site, where sent, and
 // Origin must say so.
 //
@@ -219,7 +219,9 @@ func answeredNotice(w http.ResponseWriter, status int) {
 // as this origin when Sec-Fetch-Site (which no page can set) says the
 // request is same-origin; without that, it may come from anywhere (a
 // sandboxed frame) and is refused.
-func sameOrigin(r *http.Request) bool {
+//
+// serve --http's sign-in page posts its form the same way.
+func SameOrigin(r *http.Request) bool {
 	site := r.Header.Get("Sec-Fetch-Site")
 	if site != "" && site != "same-origin" && site != "none" {
 		return false
@@ -418,10 +420,16 @@ func whole(typ string, bound float64, round func(float64) float64) float64 {
 
 // setPageHeaders are on every page [QuestionPage] and [WriteNotice] send:
 // no script, no other origin, no framing, no caching, no referrer.
-func setPageHeaders(w http.ResponseWriter) {
+func setPageHeaders(w http.ResponseWriter) { PageHeaders(w, "'self'") }
+
+// PageHeaders sets the headers of a server-rendered page without script:
+// no other origin, no framing, no caching, no referrer, and forms may go
+// to formAction only (a CSP source list: "'self'", or more for a form
+// whose answer redirects elsewhere, as a sign-in's does).
+func PageHeaders(w http.ResponseWriter, formAction string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")

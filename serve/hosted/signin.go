@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -112,7 +111,7 @@ func (g *Gateway) serveStart(w http.ResponseWriter, r *http.Request) {
 		}
 		confirmPage(w, cfg.ID, name, p.User, in.Tenant == tenant)
 	case http.MethodPost:
-		if !sameOrigin(r) {
+		if !web.SameOrigin(r) {
 			notice(w, http.StatusForbidden, "Not allowed", "A sign-in can only be started from its own page.")
 			return
 		}
@@ -186,40 +185,6 @@ func (g *Gateway) serveCallback(w http.ResponseWriter, r *http.Request) {
 	notice(w, http.StatusOK, "Signed in to "+done.Server, "You are signed in to "+done.Server+". You can close this page and go back to your agent.")
 }
 
-// sameOrigin reports whether a POST comes from a page of this gateway:
-// browsers say where a request comes from in Sec-Fetch-Site, and in
-// Origin.
-//
-// The page is served with Referrer-Policy no-referrer, so a browser posts
-// its form with "Origin: null": then only Sec-Fetch-Site same-origin
-// vouches for it.
-func sameOrigin(r *http.Request) bool {
-	site := r.Header.Get("Sec-Fetch-Site")
-	if site != "" && site != "same-origin" && site != "none" {
-		return false
-	}
-	switch o := r.Header.Get("Origin"); o {
-	case "":
-		return true
-	case "null":
-		return site == "same-origin"
-	default:
-		u, err := url.Parse(o)
-		return err == nil && u.Host == r.Host
-	}
-}
-
-// pageHeaders are set on every page the gateway shows people.
-func pageHeaders(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https: http:; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-}
-
 var pages = template.Must(template.New("").Parse(`
 {{define "head"}}<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}} · mcpgate</title><style>
@@ -244,6 +209,7 @@ func notice(w http.ResponseWriter, status int, title, message string) {
 }
 
 func confirmPage(w http.ResponseWriter, server, tenant, user string, shared bool) {
-	pageHeaders(w)
+	// The form's answer redirects to the authorization server.
+	web.PageHeaders(w, "'self' https: http:")
 	_ = pages.ExecuteTemplate(w, "confirm", map[string]any{"Title": "Sign in to " + server, "Server": server, "Tenant": tenant, "User": user, "Shared": shared})
 }
