@@ -64,12 +64,7 @@ func addCatalog(s *Server) {
 		Name:        "echo",
 		Description: "Echoes the given text back.",
 		Annotations: readOnly(),
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-		s.mu.Lock()
-		s.echoes[in.Text]++
-		s.mu.Unlock()
-		return echo(ctx, req, in)
-	})
+	}, echo)
 	addTool(s, &mcp.Tool{
 		Name:        "add",
 		Description: "Adds two numbers.",

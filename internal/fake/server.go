@@ -110,7 +110,6 @@ type Server struct {
 	inFlight      map[string]int // tool name → handlers running
 	tallies       map[string]*Tally
 	cancellations []string
-	echoes        map[string]int // echo's text → times it ran
 
 	prot protection // OAuth protection, see protected.go
 }
@@ -151,7 +150,6 @@ func newServer(opts *Options) (*Server, error) {
 		expired:  make(map[string]bool),
 		requests: make(map[string]int),
 		inFlight: make(map[string]int),
-		echoes:   make(map[string]int),
 		tallies:  make(map[string]*Tally),
 	}
 	if opts != nil {
@@ -331,15 +329,6 @@ func (s *Server) InFlight(tool string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.inFlight[tool]
-}
-
-// Echoes returns how many times the echo tool ran with this text: a test
-// that gives every call a text of its own sees whether any ran twice, or
-// was reported done without running.
-func (s *Server) Echoes(text string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.echoes[text]
 }
 
 // Cancellations returns the names of the tools whose calls were cancelled by

@@ -104,7 +104,7 @@ func newCluster(t testing.TB, o *clusterOptions) *cluster {
 	c.auth = fake.StartAuth(t, o.auth)
 	c.notes = fake.Start(t, &fake.Options{Auth: c.auth})
 	c.team = fake.Start(t, &fake.Options{Auth: c.auth})
-	c.open = fake.Start(t, nil)
+	c.open = fake.Start(t, &fake.Options{Tally: true})
 	c.idp = fake.StartOIDCIssuer(t)
 	extra := ""
 	if o.extra != "" {

@@ -56,7 +56,7 @@ func TestKillingAReplicaMidLoad(t *testing.T) {
 				}
 				text := fmt.Sprintf("call-%d-%d", i, n)
 				late := killed.Load()
-				out, err := gw(t, cs, map[string]any{"action": "call", "server": "open", "tool": "echo", "arguments": map[string]any{"text": text}})
+				out, err := gw(t, cs, map[string]any{"action": "call", "server": "open", "tool": "tally", "arguments": map[string]any{"key": text}})
 				mu.Lock()
 				outcomes = append(outcomes, outcome{text: text, ok: err == nil && strings.Contains(out, text), late: late})
 				mu.Unlock()
@@ -93,12 +93,12 @@ func TestKillingAReplicaMidLoad(t *testing.T) {
 
 	var ok, failed, lateOK int
 	for _, o := range outcomes {
-		n := c.open.Echoes(o.text)
+		n := c.open.Tally(o.text)
 		switch {
-		case n > 1:
-			t.Errorf("%s ran %d times", o.text, n)
-		case o.ok && n != 1:
-			t.Errorf("%s was reported done but ran %d times", o.text, n)
+		case n.Started > 1:
+			t.Errorf("%s ran %d times", o.text, n.Started)
+		case o.ok && (n.Started != 1 || n.Finished != 1):
+			t.Errorf("%s was reported done but ran %d times, finished %d", o.text, n.Started, n.Finished)
 		}
 		if o.ok {
 			ok++
