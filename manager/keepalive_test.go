@@ -64,32 +64,45 @@ func startCountingProxy(t *testing.T, target string) *countingProxy {
 // and that must not throw the connection away (a dial per call).
 func TestCallsReuseTheirConnection(t *testing.T) {
 	for name, versions := range map[string][]string{"2026-07-28": {"2026-07-28"}, "session era": fake.SessionEra} {
-		t.Run(name, func(t *testing.T) {
-			srv := fake.Start(t, &fake.Options{Versions: versions})
-			origin := strings.TrimSuffix(strings.TrimPrefix(srv.URL, "http://"), fake.Endpoint)
-			proxy := startCountingProxy(t, origin)
-			m, err := manager.New([]mcpgate.ServerConfig{{ID: "d", URL: "http://" + proxy.ln.Addr().String() + fake.Endpoint, Auth: mcpgate.AuthNone, Enabled: true}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			call := func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel() // as every caller does, the moment it has the answer
-				if _, err := m.CallTool(ctx, "d", "echo", json.RawMessage(`{"text":"x"}`), nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for range 3 {
-				call()
-			}
-			before := proxy.conns.Load()
-			for range 50 {
-				call()
-			}
-			if n := proxy.conns.Load() - before; n > 2 {
-				t.Errorf("50 calls one after another opened %d new connections", n)
-			}
-		})
+		// With a request log, its exchange watches for the answer; without
+		// one, the body does.
+		for _, logged := range []bool{false, true} {
+			t.Run(name+map[bool]string{false: "", true: ", logged"}[logged], func(t *testing.T) {
+				reuse(t, versions, logged)
+			})
+		}
+	}
+}
+
+// reuse makes 50 calls one after another and counts the connections.
+func reuse(t *testing.T, versions []string, logged bool) {
+	srv := fake.Start(t, &fake.Options{Versions: versions})
+	origin := strings.TrimSuffix(strings.TrimPrefix(srv.URL, "http://"), fake.Endpoint)
+	proxy := startCountingProxy(t, origin)
+	opts := &manager.Options{}
+	if logged {
+		opts.RequestLog = func(manager.RequestLogEntry) {}
+	}
+	m, err := manager.New([]mcpgate.ServerConfig{{ID: "d", URL: "http://" + proxy.ln.Addr().String() + fake.Endpoint, Auth: mcpgate.AuthNone, Enabled: true}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	call := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel() // as every caller does, the moment it has the answer
+		if _, err := m.CallTool(ctx, "d", "echo", json.RawMessage(`{"text":"x"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		call()
+	}
+	before := proxy.conns.Load()
+	for range 50 {
+		call()
+	}
+	if n := proxy.conns.Load() - before; n > 2 {
+		t.Errorf("50 calls one after another opened %d new connections", n)
 	}
 }

@@ -171,6 +171,14 @@ func (x *exchange) read(p []byte) {
 	x.mu.Unlock()
 }
 
+// answered reports whether the response's JSON-RPC answer (a result or
+// an error) has been read.
+func (x *exchange) answered() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.errs.responded || x.errs.found
+}
+
 // finish records the entry. err is why the exchange ended: nil or io.EOF
 // for a complete response, errResponseTooLarge, a transport or read error,
 // or errBodyClosed when the reader stopped early.

@@ -379,8 +379,8 @@ type boundedBody struct {
 	obs  *observation
 	x    *exchange
 
-	// For a POST: the answer watched for, and the connection kept once it
-	// has come.
+	// For a POST: the connection kept once the answer has come, and what
+	// watches for it when x does not.
 	keep   *keepAlive
 	answer rpcErrorScanner
 }
@@ -436,19 +436,27 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.left > 0 {
 		b.left -= int64(n)
 	}
-	if b.keep != nil && !b.answer.responded {
-		b.answer.feed(p[:n])
-		if b.answer.responded || b.answer.found {
-			b.keep.answered.Store(true)
-		}
-	}
 	if b.x != nil {
 		b.x.read(p[:n])
 		if err != nil {
 			b.x.finish(err)
 		}
 	}
+	if b.keep != nil && !b.keep.answered.Load() && b.sawAnswer(p[:n]) {
+		b.keep.answered.Store(true)
+	}
 	return n, err
+}
+
+// sawAnswer reports whether the answer has come, p being the bytes just
+// read: the request log's exchange watches for it already when there is
+// one; otherwise the body's own scanner does.
+func (b *boundedBody) sawAnswer(p []byte) bool {
+	if b.x != nil {
+		return b.x.answered()
+	}
+	b.answer.feed(p)
+	return b.answer.responded || b.answer.found
 }
 
 func (b *boundedBody) Close() error {
