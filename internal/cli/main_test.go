@@ -17,17 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	serveStdioEcho()
-	goleak.VerifyTestMain(removingBinary{m})
-}
-
-// removingBinary runs the tests, then removes the mcpgate binary they
-// built, if any.
-type removingBinary struct{ m *testing.M }
-
-func (r removingBinary) Run() int {
-	code := r.m.Run()
-	testbin.Remove()
-	return code
+	goleak.VerifyTestMain(testbin.Removing(m))
 }
 
 // noBrowser is the $BROWSER of in-process tests unless they choose one: a

@@ -1,16 +1,16 @@
 package nodetest
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/testbin"
 )
 
 //go:embed loopback.mjs
@@ -31,7 +31,7 @@ func (x *Tools) Start(t testing.TB, script string, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, x.Bin("node"), append([]string{"--import", "file://" + shim, script}, args...)...)
 	cmd.Env = append(x.Env(os.Environ()), "MCPGATE_LISTEN_FILE="+addrFile)
-	var out syncBuffer
+	var out testbin.Output
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -66,22 +66,4 @@ func (x *Tools) StartEverything(t testing.TB) string {
 	t.Helper()
 	addr := x.Start(t, filepath.Join(x.Module("@modelcontextprotocol/server-everything"), "dist", "index.js"), "streamableHttp")
 	return "http://" + addr + "/mcp"
-}
-
-// syncBuffer collects a process's output for error messages.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -3,12 +3,15 @@
 // binary, with the race detector when the tests have it, so a race in a
 // process fails its test too.
 //
-//	func TestMain(m *testing.M) { code := m.Run(); testbin.Remove(); os.Exit(code) }
+//	func TestMain(m *testing.M) { goleak.VerifyTestMain(testbin.Removing(m)) }
 //	...
 //	bin := testbin.Mcpgate(t) // skips under -short
+//	var out testbin.Output    // the process's stderr, read while it runs
+//	cmd.Stderr = &out
 package testbin
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -66,4 +69,34 @@ func Remove() {
 	if binary.dir != "" {
 		os.RemoveAll(binary.dir)
 	}
+}
+
+// Removing runs m's tests, then removes the binary: what TestMain hands
+// to goleak.VerifyTestMain (or calls Run on).
+func Removing(m *testing.M) interface{ Run() int } { return removing{m} }
+
+type removing struct{ m *testing.M }
+
+func (r removing) Run() int {
+	code := r.m.Run()
+	Remove()
+	return code
+}
+
+// Output collects what a process writes, safe to read while it runs.
+type Output struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/internal/web"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/serve"
@@ -34,24 +35,7 @@ type qpage struct {
 	t    *testing.T
 	st   store.Store
 	srv  *httptest.Server
-	logs *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs *testbin.Output
 }
 
 func newQPage(t *testing.T) *qpage {
@@ -64,7 +48,7 @@ func newQPage(t *testing.T) *qpage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &qpage{t: t, st: st, logs: &lockedBuffer{}}
+	p := &qpage{t: t, st: st, logs: &testbin.Output{}}
 	mux := http.NewServeMux()
 	mux.Handle("/questions/{id}", web.QuestionPage(&web.QuestionPageOptions{
 		Store:  st,

@@ -72,8 +72,8 @@ type replica struct {
 	URL      string
 	g        *hosted.Gateway
 	proc     *exec.Cmd
-	out      *syncBuffer // the process's stderr
-	auditLog string      // the process's audit log, JSON lines
+	out      *testbin.Output // the process's stderr
+	auditLog string          // the process's audit log, JSON lines
 }
 
 // audience is the JWT audience the deployment accepts.
@@ -464,7 +464,7 @@ func (c *cluster) addProcess() *replica {
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir, "MCPGATE_KEYRING=off",
 		seal.EnvKey+"="+base64.StdEncoding.EncodeToString(c.key))
 	cmd.WaitDelay = 5 * time.Second
-	r := &replica{proc: cmd, out: &syncBuffer{}, auditLog: auditLog}
+	r := &replica{proc: cmd, out: &testbin.Output{}, auditLog: auditLog}
 	cmd.Stderr = r.out
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -505,23 +505,4 @@ func (c *cluster) addProcess() *replica {
 	c.rr.Add(t, r.URL)
 	c.replicas = append(c.replicas, r)
 	return r
-}
-
-// syncBuffer is a bytes.Buffer safe for a process to write while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

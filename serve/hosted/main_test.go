@@ -8,15 +8,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(removingBinary{m})
-}
-
-// removingBinary runs the tests, then removes the mcpgate binary they
-// built, if any.
-type removingBinary struct{ m *testing.M }
-
-func (r removingBinary) Run() int {
-	code := r.m.Run()
-	testbin.Remove()
-	return code
+	goleak.VerifyTestMain(testbin.Removing(m))
 }
