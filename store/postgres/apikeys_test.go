@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/postgres"
+	"github.com/mcpgate/mcpgate/store/postgres/pgtest"
 )
 
 func openKeys(t *testing.T, dsn string) *postgres.Keys {
@@ -24,7 +25,7 @@ func openKeys(t *testing.T, dsn string) *postgres.Keys {
 }
 
 func TestAPIKeys(t *testing.T) {
-	dsn := schema(t, server(t))
+	dsn := pgtest.DSN(t)
 	// The CLI's handle, without a sealing key, and a replica's.
 	cli, replica := openKeys(t, dsn), open(t, dsn, sealer(t, 1)).Keys()
 	ctx := t.Context()
@@ -105,7 +106,7 @@ func TestAPIKeys(t *testing.T) {
 // A database of the first schema version is upgraded in place, and what
 // it held is kept.
 func TestAPIKeysMigrateAnExistingDatabase(t *testing.T) {
-	dsn := schema(t, server(t))
+	dsn := pgtest.DSN(t)
 	v1, err := os.ReadFile("migrations/001_schema.sql")
 	if err != nil {
 		t.Fatal(err)

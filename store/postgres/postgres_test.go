@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,74 +14,13 @@ import (
 
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/postgres"
+	"github.com/mcpgate/mcpgate/store/postgres/pgtest"
 	"github.com/mcpgate/mcpgate/store/seal"
 	"github.com/mcpgate/mcpgate/store/storetest"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// server is the PostgreSQL the tests use: $MCPGATE_TEST_POSTGRES, else the
-// one .ci/run keeps on 127.0.0.1:5432 (user postgres, database test).
-func server(t testing.TB) string {
-	t.Helper()
-	dsn := os.Getenv("MCPGATE_TEST_POSTGRES")
-	if dsn == "" {
-		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		msg := "PostgreSQL is not reachable at " + redact(dsn) + " (start it, or set MCPGATE_TEST_POSTGRES): " + err.Error()
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	conn.Close(ctx)
-	return dsn
-}
-
-func redact(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		u.User = url.User(u.User.Username())
-		return u.String()
-	}
-	return "the configured server"
-}
-
-// schema makes an empty schema for one test, dropped when it ends, and
-// returns a DSN that uses it.
-func schema(t testing.TB, dsn string) string {
-	t.Helper()
-	name := "mcpgate_test_" + strings.ToLower(rand.Text()[:12])
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			return
-		}
-		defer conn.Close(ctx)
-		conn.Exec(ctx, `DROP SCHEMA `+name+` CASCADE`)
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", name)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 func sealer(t testing.TB, b byte) *seal.Sealer {
@@ -108,10 +45,10 @@ func open(t testing.TB, dsn string, sl *seal.Sealer) *postgres.Store {
 }
 
 func TestStore(t *testing.T) {
-	base := server(t)
+	pgtest.Server(t)  // skipped, or failed in CI, before any subtest
 	var dsns sync.Map // *postgres.Store → its DSN, for Reopen
 	storetest.Run(t, func(t *testing.T) store.Store {
-		dsn := schema(t, base)
+		dsn := pgtest.DSN(t)
 		s := open(t, dsn, sealer(t, 1))
 		dsns.Store(s, dsn)
 		return s
@@ -127,7 +64,7 @@ func TestStore(t *testing.T) {
 // Secrets are sealed at rest, bound to their row: a sealed value copied
 // to another row does not open.
 func TestSecretsAreSealed(t *testing.T) {
-	dsn := schema(t, server(t))
+	dsn := pgtest.DSN(t)
 	s := open(t, dsn, sealer(t, 1))
 	ctx := t.Context()
 	for _, server := range []string{"files", "mail"} {
@@ -163,7 +100,7 @@ func TestSecretsAreSealed(t *testing.T) {
 // Replicas starting at once migrate the schema once, and a later start
 // finds it done.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
-	dsn := schema(t, server(t))
+	dsn := pgtest.DSN(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
@@ -202,7 +139,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 
 // Every replica hears of a credential another one changed, at once.
 func TestWatchSeesOtherReplicas(t *testing.T) {
-	dsn := schema(t, server(t))
+	dsn := pgtest.DSN(t)
 	a, b := open(t, dsn, sealer(t, 1)), open(t, dsn, sealer(t, 1))
 	ctx, cancel := context.WithCancel(t.Context())
 	changes := make(chan store.Change, 16)
@@ -253,7 +190,7 @@ func TestWatchSeesOtherReplicas(t *testing.T) {
 // A replica that dies holding a credential's lock does not block the
 // others: PostgreSQL releases the lock with its connection.
 func TestLockOfADeadReplicaIsReleased(t *testing.T) {
-	dsn := schema(t, server(t))
+	dsn := pgtest.DSN(t)
 	name := "mcpgate-dying-" + strings.ToLower(rand.Text()[:8])
 	a, b := open(t, dsn+"&application_name="+name, sealer(t, 1)), open(t, dsn, sealer(t, 1))
 	held, stuck := make(chan struct{}), make(chan struct{})
@@ -302,7 +239,7 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 // A catalog one replica stores or deletes is announced to the others, so
 // they can take it instead of listing the server themselves.
 func TestWatchSeesCatalogs(t *testing.T) {
-	dsn := schema(t, server(t))
+	dsn := pgtest.DSN(t)
 	a, b := open(t, dsn, sealer(t, 1)), open(t, dsn, sealer(t, 1))
 	ctx, cancel := context.WithCancel(t.Context())
 	changes := make(chan store.Change, 64)
