@@ -29,7 +29,9 @@ func newInstallCmd(app *App) *cobra.Command {
 		Short: "Add mcpgate serve to an agent host's MCP config",
 		Long: strings.TrimSpace(`
 Add an entry named mcpgate that runs "mcpgate serve" (this binary, by its
-absolute path) to the MCP config of an agent host: ` + hostNames() + `.
+absolute path) to the MCP config of an agent host:
+
+` + hostNames() + `
 
 Only that entry changes: comments, other servers and every other setting
 of the file stay as they are, byte for byte. The previous file is saved
@@ -95,12 +97,18 @@ previous file is saved beside it as FILE` + hosts.BackupSuffix + `.`),
 	return cmd
 }
 
+// hostNames lists the hosts for the help text, two to a line.
 func hostNames() string {
-	var names []string
-	for _, h := range hosts.All() {
-		names = append(names, fmt.Sprintf("%s (%s)", h.ID, h.Name))
+	var b strings.Builder
+	for i, h := range hosts.All() {
+		cell := fmt.Sprintf("%-15s %s", h.ID, h.Name)
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "  %-36s", cell)
+		} else {
+			fmt.Fprintf(&b, "%s\n", cell)
+		}
 	}
-	return strings.Join(names, ", ")
+	return strings.TrimRight(b.String(), " \n")
 }
 
 // hostsEnv is this machine for package hosts: the OS, the home directory

@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -65,7 +66,7 @@ func unifiedDiff(nameA, nameB string, a, b []byte) string {
 				countB++
 			}
 			body.WriteByte(op.kind)
-			body.WriteString(op.line)
+			body.WriteString(redact(op.line))
 			if !strings.HasSuffix(op.line, "\n") {
 				body.WriteString("\n\\ No newline at end of file\n")
 			}
@@ -134,4 +135,21 @@ func lineDiff(x, y []string) []diffOp {
 		}
 	}
 	return ops
+}
+
+// Host configs hold credentials next to the entry a diff shows (a server's
+// env, a header, ~/.claude.json's own keys), and a diff's context lines
+// would print them. redact masks the value of every key that names a
+// credential, a bearer token and the password in a URL. The lines mcpgate
+// writes have none of those.
+var (
+	secretValue = regexp.MustCompile(`(?i)("?[A-Za-z0-9_.-]*(?:token|secret|passw|api[_-]?key|authorization|credential|private[_-]?key|access[_-]?key|cookie|session)[A-Za-z0-9_.-]*"?'?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,}\]#{\[][^\s,}\]#]*)`)
+	bearerValue = regexp.MustCompile(`(?i)(bearer\s+)[^"'\s,]+`)
+	urlPassword = regexp.MustCompile(`(://[^/@\s"':]*:)[^/@\s"']+@`)
+)
+
+func redact(line string) string {
+	line = secretValue.ReplaceAllString(line, `${1}"***"`)
+	line = bearerValue.ReplaceAllString(line, `${1}***`)
+	return urlPassword.ReplaceAllString(line, `${1}***@`)
 }

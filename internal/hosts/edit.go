@@ -104,6 +104,7 @@ func Install(h Host, path, bin string) (*Change, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	after = sameLineEnds(data, after)
 	if err := verify(h, path, data, after, want); err != nil {
 		return nil, err
 	}
@@ -159,6 +160,23 @@ func Entry(h Host, path string) (argv []string, found bool, err error) {
 		return nil, false, err
 	}
 	return h.argv(entry), true, nil
+}
+
+// sameLineEnds gives the lines an edit added the file's line ends: CRLF
+// when every line of the file ends so (a file edited on Windows).
+func sameLineEnds(file, edited []byte) []byte {
+	crlf := bytes.Count(file, []byte("\r\n"))
+	if crlf == 0 || crlf != bytes.Count(file, []byte("\n")) {
+		return edited
+	}
+	var out bytes.Buffer
+	for i, c := range edited {
+		if c == '\n' && (i == 0 || edited[i-1] != '\r') {
+			out.WriteByte('\r')
+		}
+		out.WriteByte(c)
+	}
+	return out.Bytes()
 }
 
 // readFile returns the file's content, nil when it does not exist.

@@ -490,3 +490,67 @@ func TestLookup(t *testing.T) {
 		t.Errorf("host IDs (-want +got):\n%s", diff)
 	}
 }
+
+// A dry run's diff shows the lines around the change; a credential there
+// (a key of ~/.claude.json, a neighbour's env or header) is masked.
+func TestDiffMasksCredentials(t *testing.T) {
+	h, _ := hosts.Lookup("claude-code")
+	path := filepath.Join(t.TempDir(), ".claude.json")
+	os.WriteFile(path, []byte(`{
+  "userID": "0f3c",
+  "oauthAccount": {"accessToken": "at-SECRET1"},
+  "env": {"GITHUB_TOKEN": "ghp_SECRET2", "X": "Bearer SECRET3"},
+  "proxy": "https://ada:SECRET4@proxy.example",
+  "primaryApiKey": "sk-ant-SECRET5"
+}
+`), 0o600)
+	c, err := hosts.Install(h, path, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := c.Diff()
+	if strings.Contains(d, "SECRET") {
+		t.Errorf("diff shows a credential:\n%s", d)
+	}
+	if !strings.Contains(d, `"primaryApiKey": "***",`) || !strings.Contains(d, `+      "command": "`+bin+`",`) {
+		t.Errorf("diff:\n%s", d)
+	}
+}
+
+// A file written on Windows (every line ending CRLF) gets CRLF lines, and
+// still comes back byte for byte.
+func TestInstallKeepsCRLF(t *testing.T) {
+	for _, h := range hosts.All() {
+		name, orig := fixture(t, h)
+		crlf := []byte(strings.ReplaceAll(string(orig), "\n", "\r\n"))
+		path := filepath.Join(t.TempDir(), name)
+		os.WriteFile(path, crlf, 0o644)
+		c, err := hosts.Install(h, path, bin)
+		if err != nil {
+			t.Fatalf("%s: %v", h.ID, err)
+		}
+		if n := strings.Count(string(c.After), "\n"); n != strings.Count(string(c.After), "\r\n") {
+			t.Errorf("%s: lone LF in:\n%q", h.ID, c.After)
+		}
+		applied(t)(c, nil)
+		applied(t)(hosts.Uninstall(h, path))
+		if back, _ := os.ReadFile(path); string(back) != string(crlf) {
+			t.Errorf("%s: not restored:\n%q", h.ID, back)
+		}
+	}
+}
+
+// "mcpServers": null is no servers; install puts an object there.
+func TestInstallOverNullServers(t *testing.T) {
+	h, _ := hosts.Lookup("cursor")
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	os.WriteFile(path, []byte("{\n  \"mcpServers\": null\n}\n"), 0o644)
+	c, err := hosts.Install(h, path, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"mcpServers\": {\n    \"mcpgate\": {\n      \"command\": \"" + bin + "\",\n      \"args\": [\"serve\"]\n    }\n  }\n}\n"
+	if string(c.After) != want {
+		t.Errorf("got:\n%s", c.After)
+	}
+}

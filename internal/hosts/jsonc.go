@@ -34,11 +34,20 @@ func (jsonEditor) set(data []byte, h Host, entry []field) ([]byte, error) {
 		}
 		return root.Pack(), nil
 	}
+	parentIndent := lineIndent(obj.Members[ci].Name.BeforeExtra)
+	if lit, ok := obj.Members[ci].Value.Value.(hujson.Literal); ok && lit.Kind() == 'n' {
+		// "mcpServers": null is no servers: it becomes an object holding ours.
+		v, err := hujson.Parse([]byte(style.render([]field{{EntryName, rawJSON(style.render(entry, parentIndent+unit))}}, parentIndent)))
+		if err != nil {
+			return nil, err
+		}
+		obj.Members[ci].Value.Value = v.Value
+		return root.Pack(), nil
+	}
 	servers, ok := obj.Members[ci].Value.Value.(*hujson.Object)
 	if !ok {
 		return nil, fmt.Errorf("%s is not an object; fix the file and try again", h.Key)
 	}
-	parentIndent := lineIndent(obj.Members[ci].Name.BeforeExtra)
 	indent := memberIndent(servers, parentIndent+unit)
 	if len(servers.Members) > 0 {
 		style.trailing = hasTrailingComma(servers)
