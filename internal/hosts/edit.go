@@ -78,8 +78,8 @@ func Install(h Host, path, bin string) (*Change, error) {
 		return nil, err
 	}
 	data := before
-	if data == nil {
-		data = []byte(h.empty)
+	if len(bytes.TrimSpace(data)) == 0 {
+		data = []byte(h.empty) // a missing file, or one someone created empty
 	}
 	doc, err := decode(h, path, data)
 	if err != nil {
@@ -121,7 +121,7 @@ func Uninstall(h Host, path string) (*Change, error) {
 		return nil, err
 	}
 	c := &Change{Host: h, Path: path, Before: before, After: before, Action: Absent}
-	if before == nil {
+	if len(bytes.TrimSpace(before)) == 0 {
 		return c, nil
 	}
 	doc, err := decode(h, path, before)
@@ -148,7 +148,7 @@ func Uninstall(h Host, path string) (*Change, error) {
 // path; found is false when the file or the entry does not exist.
 func Entry(h Host, path string) (argv []string, found bool, err error) {
 	data, err := readFile(path)
-	if err != nil || data == nil {
+	if err != nil || len(bytes.TrimSpace(data)) == 0 {
 		return nil, false, err
 	}
 	doc, err := decode(h, path, data)

@@ -342,6 +342,8 @@ func TestInstallFollowsTheFilesOwnLayout(t *testing.T) {
 			"GOOSE_MODEL: x\nextensions:\n  mcpgate:\n    name: mcpgate\n    type: stdio\n    cmd: " + bin + "\n    args: [serve]\n    enabled: true\n    envs: {}\n    timeout: 300\n    description: Remote MCP servers through one gateway tool\n"},
 		{"yaml list at column 0", cont, "name: a\nmcpServers:\n- name: x\n  command: y\n",
 			"name: a\nmcpServers:\n- name: x\n  command: y\n- name: mcpgate\n  command: " + bin + "\n  args: [serve]\n"},
+		{"empty JSON file", cursor, "\n",
+			"{\n  \"mcpServers\": {\n    \"mcpgate\": {\n      \"command\": \"" + bin + "\",\n      \"args\": [\"serve\"]\n    }\n  }\n}\n"},
 		{"empty toml", codex, "",
 			"[mcp_servers.mcpgate]\ncommand = \"" + bin + "\"\nargs = [\"serve\"]\n"},
 	}
