@@ -183,7 +183,7 @@ func runInstall(app *App, opts *installOptions) error {
 		return nil
 	}
 	if opts.DryRun {
-		fmt.Fprint(out, c.Diff())
+		fmt.Fprint(out, sanitize(c.Diff()))
 		fmt.Fprintf(out, "Dry run: %s not written.\n", path)
 		return nil
 	}
@@ -219,7 +219,7 @@ func runUninstall(app *App, opts *installOptions) error {
 		return nil
 	}
 	if opts.DryRun {
-		fmt.Fprint(out, c.Diff())
+		fmt.Fprint(out, sanitize(c.Diff()))
 		fmt.Fprintf(out, "Dry run: %s not written.\n", path)
 		return nil
 	}

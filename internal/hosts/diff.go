@@ -141,15 +141,20 @@ func lineDiff(x, y []string) []diffOp {
 // env, a header, ~/.claude.json's own keys), and a diff's context lines
 // would print them. redact masks the value of every key that names a
 // credential, a bearer token and the password in a URL. The lines mcpgate
-// writes have none of those.
+// writes have none of those. (mcpgate.Sanitize redacts one-line remote
+// text; config lines quote their keys and keep their indentation.)
 var (
 	secretValue = regexp.MustCompile(`(?i)("?[A-Za-z0-9_.-]*(?:token|secret|passw|api[_-]?key|authorization|credential|private[_-]?key|access[_-]?key|cookie|session)[A-Za-z0-9_.-]*"?'?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,}\]#{\[][^\s,}\]#]*)`)
 	bearerValue = regexp.MustCompile(`(?i)(bearer\s+)[^"'\s,]+`)
 	urlPassword = regexp.MustCompile(`(://[^/@\s"':]*:)[^/@\s"']+@`)
+	// knownToken is a token by its issuer's prefix, wherever it is (an
+	// argument, a URL).
+	knownToken = regexp.MustCompile(`\b(?:sk|pk|rk|ghp|gho|ghs|github_pat|xox[abp])[-_][A-Za-z0-9_-]{8,}`)
 )
 
 func redact(line string) string {
 	line = secretValue.ReplaceAllString(line, `${1}"***"`)
 	line = bearerValue.ReplaceAllString(line, `${1}***`)
-	return urlPassword.ReplaceAllString(line, `${1}***@`)
+	line = urlPassword.ReplaceAllString(line, `${1}***@`)
+	return knownToken.ReplaceAllString(line, "***")
 }

@@ -57,7 +57,9 @@ func (c *Change) Changed() bool {
 }
 
 // Diff is a unified diff from the file as it is to the file as c leaves
-// it; empty when c changes nothing.
+// it, empty when c changes nothing. Values that look like credentials
+// (keys named token, secret, apiKey, authorization...; bearer tokens;
+// passwords in URLs) are masked on every line it shows.
 func (c *Change) Diff() string {
 	if !c.Changed() {
 		return ""

@@ -502,6 +502,7 @@ func TestDiffMasksCredentials(t *testing.T) {
   "userID": "0f3c",
   "oauthAccount": {"accessToken": "at-SECRET1"},
   "env": {"GITHUB_TOKEN": "ghp_SECRET2", "X": "Bearer SECRET3"},
+  "args": ["--pat", "github_pat_SECRET6abcdef"],
   "proxy": "https://ada:SECRET4@proxy.example",
   "primaryApiKey": "sk-ant-SECRET5"
 }
