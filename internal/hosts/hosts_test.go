@@ -557,3 +557,35 @@ func TestInstallOverNullServers(t *testing.T) {
 		t.Errorf("got:\n%s", c.After)
 	}
 }
+
+// A write that fails at its last step leaves the old file whole and no
+// temporary file behind.
+func TestApplyFailingLeavesTheFile(t *testing.T) {
+	h, _ := hosts.Lookup("kiro")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	orig := []byte("{\n  \"powers\": {}\n}\n")
+	os.WriteFile(path, orig, 0o644)
+	c, err := hosts.Install(h, path, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts.SetRename(t, func(from, to string) error {
+		if to == path {
+			return errors.New("disk full")
+		}
+		return os.Rename(from, to) // the backup is written
+	})
+	if err := c.Apply(); err == nil || !strings.Contains(err.Error(), "writing "+path) {
+		t.Fatalf("Apply: %v", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != string(orig) {
+		t.Errorf("file changed: %s", data)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("left behind %s", e.Name())
+		}
+	}
+}
