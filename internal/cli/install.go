@@ -54,6 +54,9 @@ on this machine, and whether it runs mcpgate.`),
 				}
 				return nil
 			}
+			if opts.JSON {
+				return usageErrorf("--json goes with --list")
+			}
 			if len(args) == 0 {
 				return usageErrorf("install needs a host (one of %s), or --list", strings.Join(hosts.IDs(), ", "))
 			}

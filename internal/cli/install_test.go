@@ -182,6 +182,7 @@ func TestInstallUsageErrors(t *testing.T) {
 		{[]string{"install"}, "install needs a host (one of claude-code, claude-desktop,"},
 		{[]string{"install", "--list", "cursor"}, `install --list takes no host (got "cursor")`},
 		{[]string{"uninstall"}, "mcpgate uninstall takes 1 argument(s), got 0"},
+		{[]string{"install", "cursor", "--json"}, "--json goes with --list"},
 		{[]string{"install", "cursor", "zed"}, "mcpgate install takes 1 argument(s), got 2"},
 	}
 	for _, tc := range cases {
