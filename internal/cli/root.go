@@ -159,7 +159,7 @@ Try it without any setup:
 		newSearchCmd(app), newListCmd(app), newDescribeCmd(app), newCallCmd(app),
 		newPromptsCmd(app), newPromptCmd(app), newResourcesCmd(app), newReadCmd(app))
 	root.AddGroup(&cobra.Group{ID: "agents", Title: "Serve agents:"})
-	add("agents", newServeCmd(app), newKeysCmd(app))
+	add("agents", newServeCmd(app), newKeysCmd(app), newInstallCmd(app), newUninstallCmd(app))
 	root.AddCommand(newDemoCmd(app))
 	return root
 }
