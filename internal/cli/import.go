@@ -20,21 +20,26 @@ const maxImportBytes = 64 << 20
 
 type importOptions struct {
 	File     string
-	Format   *enumFlag
+	Format   string
 	Replace  bool
 	AllowEnv []string
 }
 
 func newImportCmd(app *App) *cobra.Command {
-	opts := &importOptions{Format: newEnumFlag("auto", "auto", "claude", "claude-desktop", "cursor", "vscode")}
+	opts := &importOptions{}
 	cmd := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Import servers from a Claude Code, Claude Desktop, Cursor or VS Code config",
+		Short: "Import servers from another agent host's MCP config (Claude Code, Cursor, VS Code, Codex, goose, ...)",
 		Long: strings.TrimSpace(`
 Import the remote (HTTP) servers of another tool's MCP config. Local (stdio)
 servers and anything else mcpgate cannot connect to are listed as skipped,
-with the reason. A server whose name is already configured is refused unless
---replace is given; either everything is imported or nothing is.
+with the reason; mcp-remote wrappers are imported as the server they reach.
+A server whose name is already configured is refused unless --replace is
+given; either everything is imported or nothing is.
+
+The format is told from the file (JSON, TOML or YAML, and its shape), and
+said in the output; --format names the host when that guess is wrong:
+` + formatList() + `.
 
 Headers may read environment variables (${VAR}), whose values are then sent
 to the server with every request. A project's config can name any variable,
@@ -47,8 +52,10 @@ FILE may be - to read standard input.`),
 		Example: examples(`
   mcpgate import .mcp.json
   mcpgate import .mcp.json --allow-env GITHUB_TOKEN,SENTRY_TOKEN
-  mcpgate import ~/.claude.json --format claude
+  mcpgate import ~/.claude.json --format claude-code
   mcpgate import ~/.cursor/mcp.json
+  mcpgate import ~/.codex/config.toml
+  mcpgate import ~/.gemini/settings.json --format gemini
   mcpgate import .vscode/mcp.json --replace`),
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,18 +63,35 @@ FILE may be - to read standard input.`),
 			return runImport(app, opts)
 		},
 	}
-	cmd.Flags().Var(opts.Format, "format", "format of FILE: auto, claude, claude-desktop, cursor or vscode")
+	cmd.Flags().StringVar(&opts.Format, "format", "auto", "the host that wrote FILE: "+formatList())
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "replace servers that are already configured")
 	cmd.Flags().StringSliceVar(&opts.AllowEnv, "allow-env", nil, "environment `variables` the imported headers may read and send to their servers (comma-separated or repeated)")
 	return cmd
 }
 
+// formatList names every --format value, for help.
+func formatList() string {
+	var names []string
+	for _, f := range config.Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
 func runImport(app *App, opts *importOptions) error {
+	format, err := config.ParseFormat(opts.Format)
+	if err != nil {
+		return usageErrorf("--format: %s", strings.TrimPrefix(err.Error(), "import format "))
+	}
 	data, err := readImport(app, opts.File)
 	if err != nil {
 		return err
 	}
-	res, err := config.ParseImport(data, config.Format(opts.Format.value))
+	name := opts.File
+	if name == "-" {
+		name = ""
+	}
+	res, err := config.ParseImportFile(name, data, format)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", opts.File, err)
 	}
@@ -89,14 +113,14 @@ func runImport(app *App, opts *importOptions) error {
 		if err := cfg.Save(); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "Imported %d server(s) from %s (%s format) into %s:\n", len(res.Servers), opts.File, res.Format, cfg.Path)
+		fmt.Fprintf(out, "Imported %d server(s) from %s (%s) into %s:\n", len(res.Servers), opts.File, formatSaid(res), cfg.Path)
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		for _, s := range res.Servers {
 			fmt.Fprintf(tw, "  %s\t%s\tauth %s%s\n", s.ID, mcpgate.ShowURL(s.URL), s.Auth, headerSummary(s, res.EnvUses()))
 		}
 		tw.Flush()
 	} else {
-		fmt.Fprintf(out, "Nothing to import from %s (%s format); the config is unchanged.\n", opts.File, res.Format)
+		fmt.Fprintf(out, "Nothing to import from %s (%s); the config is unchanged.\n", opts.File, formatSaid(res))
 	}
 	if len(res.Notes) > 0 {
 		fmt.Fprintln(out, "Before using them:")
@@ -111,6 +135,14 @@ func runImport(app *App, opts *importOptions) error {
 		}
 	}
 	return nil
+}
+
+// formatSaid names the format read and, when it was detected, from what.
+func formatSaid(res *config.ImportResult) string {
+	if res.Detected == "" {
+		return fmt.Sprintf("%s format", res.Format)
+	}
+	return fmt.Sprintf("%s format, detected from %s", res.Format, res.Detected)
 }
 
 func readImport(app *App, file string) ([]byte, error) {

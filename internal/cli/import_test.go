@@ -108,7 +108,7 @@ func TestImportBadInput(t *testing.T) {
 		want string
 	}{
 		{"malformed", []string{"import", writeFile(t, "bad.json", `{"mcpServers": {`)}, exitUsage, "import"},
-		{"unknown format", []string{"import", writeFile(t, "ok.json", claudeCodeFile), "--format", "zed"}, exitUsage, "must be one of"},
+		{"unknown format", []string{"import", writeFile(t, "ok.json", claudeCodeFile), "--format", "cursr"}, exitUsage, "--format: \"cursr\": unknown; did you mean cursor?"},
 		{"missing file", []string{"import", filepath.Join(t.TempDir(), "nope.json")}, exitFail, "nope.json"},
 		{"only stdio", []string{"import", writeFile(t, "stdio.json", `{"mcpServers": {"f": {"command": "x"}}}`)}, 0, ""},
 	}
