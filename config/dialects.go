@@ -199,8 +199,8 @@ func detectMCPServers(top []member) (Format, string, error) {
 	case hasType("streamableHttp") || has("transportType"):
 		return FormatCline, `"mcpServers" with Cline's streamableHttp type`, nil
 	}
-	return FormatClaudeCode, `an "mcpServers" object, a url read as Streamable HTTP as Claude Code, Cursor and most hosts mean it ` +
-		`(for Gemini CLI or Cline, whose url is SSE, pass --format)`, nil
+	return FormatClaudeCode, `an "mcpServers" object; a url is read as Streamable HTTP, as Claude Code, Cursor and most hosts mean it ` +
+		`(for Gemini CLI or Cline, whose url is SSE, pass --format gemini or cline)`, nil
 }
 
 // objectSources finds the object of entries under key.

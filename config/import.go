@@ -336,7 +336,9 @@ func convertEntry(e hostEntry) (cfg mcpgate.ServerConfig, notes []string, reason
 	if e.oauth != nil {
 		cfg.Auth = mcpgate.AuthOAuth
 		cfg.ClientID = e.oauth.clientID
-		cfg.Scopes = e.oauth.scopes
+		if len(e.oauth.scopes) > 0 {
+			cfg.Scopes = e.oauth.scopes
+		}
 	}
 	return cfg, append(e.notes, importNotes(cfg, typ, e.env)...), ""
 }

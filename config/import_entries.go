@@ -143,7 +143,7 @@ func decodeGemini(raw []byte) (hostEntry, string) {
 	e.url = dollarRefs(e.url)
 	if o := ge.OAuth; o != nil {
 		if o.ClientSecret != "" {
-			return hostEntry{}, "oauth.clientSecret: a client secret written in the file; put it in an environment variable and add the server with mcpgate add --client-secret-env"
+			return hostEntry{}, clientSecretRule
 		}
 		if o.Enabled || o.ClientID != "" {
 			e.oauth = &entryOAuth{clientID: o.ClientID, scopes: o.Scopes}
@@ -154,6 +154,10 @@ func decodeGemini(raw []byte) (hostEntry, string) {
 	}
 	return e, ""
 }
+
+// clientSecretRule is why an entry with an OAuth client secret is not
+// imported: mcpgate sends a secret only to the issuer it is pinned to.
+const clientSecretRule = "oauth.clientSecret: mcpgate reads a client secret only from an environment variable, sent only to the authorization server it is pinned to: add the server with mcpgate add NAME URL --client-id ID --client-secret-env VAR --issuer URL"
 
 // dollarRef is Gemini CLI's $VAR, which mcpgate writes ${VAR}.
 var dollarRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
@@ -248,7 +252,7 @@ func decodeOpencode(raw []byte) (hostEntry, string) {
 			return hostEntry{}, "oauth: " + strings.TrimPrefix(reason, "not a server entry: ")
 		}
 		if o.ClientSecret != "" {
-			return hostEntry{}, "oauth.clientSecret: a client secret written in the file; put it in an environment variable and add the server with mcpgate add --client-secret-env"
+			return hostEntry{}, clientSecretRule
 		}
 		e.oauth = &entryOAuth{clientID: o.ClientID, scopes: strings.Fields(o.Scope)}
 	default:

@@ -106,6 +106,9 @@ func runImport(app *App, opts *importOptions) error {
 		return err
 	}
 	out := app.IO.Out
+	if res.Detected != "" {
+		fmt.Fprintf(out, "Read %s as %s: detected from %s.\n", opts.File, res.Format, res.Detected)
+	}
 	if len(res.Servers) > 0 {
 		if err := cfg.Import(res, opts.Replace); err != nil {
 			return err
@@ -113,14 +116,14 @@ func runImport(app *App, opts *importOptions) error {
 		if err := cfg.Save(); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "Imported %d server(s) from %s (%s) into %s:\n", len(res.Servers), opts.File, formatSaid(res), cfg.Path)
+		fmt.Fprintf(out, "Imported %d server(s) from %s (%s format) into %s:\n", len(res.Servers), opts.File, res.Format, cfg.Path)
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		for _, s := range res.Servers {
 			fmt.Fprintf(tw, "  %s\t%s\tauth %s%s\n", s.ID, mcpgate.ShowURL(s.URL), s.Auth, headerSummary(s, res.EnvUses()))
 		}
 		tw.Flush()
 	} else {
-		fmt.Fprintf(out, "Nothing to import from %s (%s); the config is unchanged.\n", opts.File, formatSaid(res))
+		fmt.Fprintf(out, "Nothing to import from %s (%s format); the config is unchanged.\n", opts.File, res.Format)
 	}
 	if len(res.Notes) > 0 {
 		fmt.Fprintln(out, "Before using them:")
@@ -135,14 +138,6 @@ func runImport(app *App, opts *importOptions) error {
 		}
 	}
 	return nil
-}
-
-// formatSaid names the format read and, when it was detected, from what.
-func formatSaid(res *config.ImportResult) string {
-	if res.Detected == "" {
-		return fmt.Sprintf("%s format", res.Format)
-	}
-	return fmt.Sprintf("%s format, detected from %s", res.Format, res.Detected)
 }
 
 func readImport(app *App, file string) ([]byte, error) {
