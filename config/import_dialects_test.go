@@ -329,3 +329,72 @@ func resultTexts(res *config.ImportResult) []string {
 	}
 	return append(out, res.Detected)
 }
+
+func TestImportSyntaxAndFormatErrors(t *testing.T) {
+	tests := []struct {
+		name, file, data string
+		format           config.Format
+		want             string
+	}{
+		{"malformed TOML", "config.toml", "[mcp_servers.a]\nurl = \n", config.FormatAuto, "import: 2:7: malformed TOML"},
+		{"malformed YAML", "config.yaml", "extensions:\n  a:\n    type: [streamable_http\n", config.FormatAuto, "malformed YAML"},
+		{"duplicate YAML key", "config.yaml", "extensions:\n  a: {type: builtin}\n  a: {type: builtin}\n", config.FormatGoose, `3:3: malformed YAML: mapping key "a" already defined`},
+		{"TOML without servers", "config.toml", "model = \"gpt-5\"\n", config.FormatAuto, "TOML without [mcp_servers.NAME] tables"},
+		{"YAML list at top", "x.yaml", "- a\n- b\n", config.FormatAuto, "top level: must be a table of settings"},
+		{"YAML alias bomb", "x.yaml", "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" +
+			"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\nextensions: {}\n",
+			config.FormatAuto, "expands to more than a million values"},
+		{"Continue list of strings", "c.yaml", "mcpServers: [1, 2]\n", config.FormatContinue, ""},
+		{"Codex file read as goose", "config.toml", "[mcp_servers.a]\nurl = \"https://a.example\"\n", config.FormatGoose, "malformed YAML"},
+		{"unknown format", "x.json", "{}", "zedd", `import format "zedd": unknown; did you mean zed?`},
+		{"no host's shape", "x.json", `{"theme": "dark"}`, config.FormatAuto, "cannot tell the format"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := config.ParseImportFile(tt.file, []byte(tt.data), tt.format)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkResult(t, res, nil, []config.Skipped{{"mcpServers[0]", "not a server entry"}, {"mcpServers[1]", "not a server entry"}})
+				return
+			}
+			wantErr(t, err, mcpgate.CategoryInvalid, tt.want)
+			if err != nil && (strings.Contains(err.Error(), "toml:") || strings.Contains(err.Error(), "yaml:")) {
+				t.Errorf("the error names the parser: %v", err)
+			}
+		})
+	}
+}
+
+// TestImportTellsSyntaxWithoutAName: a file piped in (no name, so no
+// extension) is still read in its own syntax.
+func TestImportTellsSyntaxWithoutAName(t *testing.T) {
+	for file, want := range map[string]config.Format{
+		"codex.toml": config.FormatCodex, "goose.yaml": config.FormatGoose, "continue.yaml": config.FormatContinue,
+		"zed.json": config.FormatZed, "opencode.jsonc": config.FormatOpencode, "vscode.json": config.FormatVSCode,
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", "import", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := config.ParseImport(data, "")
+		if err != nil {
+			t.Errorf("%s without its name: %v", file, err)
+			continue
+		}
+		if res.Format != want || len(res.Servers) == 0 {
+			t.Errorf("%s without its name: read as %s with %d servers, want %s", file, res.Format, len(res.Servers), want)
+		}
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for in, want := range map[string]config.Format{"": config.FormatAuto, "claude": config.FormatClaudeCode, "Claude-Code": config.FormatClaudeCode, "goose": config.FormatGoose} {
+		if got, err := config.ParseFormat(in); err != nil || got != want {
+			t.Errorf("ParseFormat(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	_, err := config.ParseFormat("amazon-q")
+	wantErr(t, err, mcpgate.CategoryInvalid, "did you mean amazonq?", "must be one of auto, claude-code,")
+}
