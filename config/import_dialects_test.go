@@ -139,8 +139,12 @@ func TestImportDialects(t *testing.T) {
 				{"bad-env", "bearer_token_env_var: must name an environment variable"},
 				{"context7", localReason},
 				{"inline", "bearer_token: a token written in the file"},
+				{"pinned", "issuer: required"}, // a client ID names no authorization server
 			},
-			notes: []string{"github: enabled_tools: Codex offers only the tools it lists"},
+			notes: []string{
+				`docs: "headers" is not a Codex field`,
+				"github: enabled_tools: Codex offers only the tools it lists",
+			},
 		},
 		{
 			file: "gemini.json", format: config.FormatGemini, detected: config.FormatGemini,
@@ -155,6 +159,7 @@ func TestImportDialects(t *testing.T) {
 				{"gcp", `authProviderType "google_credentials"`},
 				{"python", localReason},
 			},
+			notes: []string{"signin: includeTools: Gemini CLI offers only the tools it lists"},
 		},
 		{
 			file: "cline.json", format: config.FormatCline, detected: config.FormatCline,
