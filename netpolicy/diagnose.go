@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // Resolve resolves host the way a request under ctx's scope would be
@@ -65,16 +66,24 @@ func (t *Transport) Settings() Settings {
 
 func proxySetting(getenv func(string) string, u *url.URL, names ...string) *ProxySetting {
 	for _, n := range names {
-		if getenv(n) != "" {
-			return &ProxySetting{Variable: n, URL: u, Problem: proxyProblem(u)}
+		if v := getenv(n); v != "" {
+			return &ProxySetting{Variable: n, URL: u, Problem: proxyProblem(v, u)}
 		}
 	}
 	return nil
 }
 
-// proxyProblem says why u, as parseProxy read a proxy variable, is not a
-// proxy a request can be sent to.
-func proxyProblem(u *url.URL) string {
+// proxyProblem says why the proxy variable v, which parseProxy read as u,
+// is not a proxy a request can be sent to.
+func proxyProblem(v string, u *url.URL) string {
+	if strings.Contains(v, "://") {
+		if _, err := url.Parse(v); err != nil {
+			if strings.Contains(err.Error(), "invalid port") {
+				return "its port is not a number from 1 to 65535"
+			}
+			return "it is not a URL"
+		}
+	}
 	if u == nil {
 		return "it is not a URL"
 	}
@@ -96,3 +105,8 @@ func proxyProblem(u *url.URL) string {
 	}
 	return ""
 }
+
+// PrivateNetworkAllows reports whether allowPrivateNetwork in the
+// server's config entry would have allowed what e refused: a private
+// address, under a policy that is not strict.
+func (e *RefusedError) PrivateNetworkAllows() bool { return e.class == private && !e.strict }

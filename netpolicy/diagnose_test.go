@@ -28,7 +28,7 @@ func TestResolveChecksWithoutDialling(t *testing.T) {
 	}
 	_, err = tr.Resolve(netpolicy.WithScope(ctx, publicServer), "intranet.example.test")
 	var re *netpolicy.RefusedError
-	if !errors.As(err, &re) || re.Addr.String() != "10.1.2.3" {
+	if !errors.As(err, &re) || re.Addr.String() != "10.1.2.3" || !re.PrivateNetworkAllows() {
 		t.Errorf("a name with a private address under a public scope: %v", err)
 	}
 	if ips, err := tr.Resolve(netpolicy.WithScope(ctx, privateServer), "intranet.example.test"); err != nil || len(ips) != 2 {
@@ -38,7 +38,7 @@ func TestResolveChecksWithoutDialling(t *testing.T) {
 	if _, err := tr.Resolve(ctx, "nowhere.example.test"); !errors.As(err, &dns) {
 		t.Errorf("an unknown name: %v", err)
 	}
-	if _, err := tr.Resolve(ctx, "169.254.169.254"); !errors.Is(err, netpolicy.ErrRefused) {
+	if _, err := tr.Resolve(ctx, "169.254.169.254"); !errors.As(err, &re) || re.PrivateNetworkAllows() {
 		t.Errorf("the metadata address: %v", err)
 	}
 	if d := n.Dialled(); len(d) > 0 {
@@ -72,11 +72,17 @@ func TestSettingsNameTheirVariables(t *testing.T) {
 		t.Errorf("ProxyFor a NO_PROXY host = %v", p)
 	}
 
-	for _, bad := range []string{"http://proxy.corp:port", "ftp://proxy.corp:21", "http://proxy.corp:3128/path", "http://:3128", "http://[::1"} {
+	for bad, want := range map[string]string{
+		"http://proxy.corp:port":      "port",
+		"ftp://proxy.corp:21":         "scheme",
+		"http://proxy.corp:3128/path": "path",
+		"http://:3128":                "host",
+		"http://[::1":                 "URL",
+	} {
 		tr := newTransport(t, n.Options(map[string]string{"HTTPS_PROXY": bad}))
 		p := tr.Settings().HTTPSProxy
-		if p == nil || p.Problem == "" {
-			t.Errorf("HTTPS_PROXY=%s: no problem reported: %+v", bad, p)
+		if p == nil || !strings.Contains(p.Problem, want) {
+			t.Errorf("HTTPS_PROXY=%s: want a problem naming its %s: %+v", bad, want, p)
 			continue
 		}
 		if strings.Contains(p.Problem, "proxy.corp") {
