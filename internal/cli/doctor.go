@@ -651,11 +651,12 @@ func (c *serverCheck) connect(ctx context.Context) {
 	case st.Error != nil && st.Error.Category == mcpgate.CategoryPolicy:
 		c.add("network-policy", checkFail, describeError(st.Error),
 			fmt.Sprintf(`if its sign-in is meant to reach a private network, add "allowPrivateNetwork": true to %s's entry in %s`, c.s.ID, c.d.cfgPath))
-	case st.Error != nil && (st.Error.Category == mcpgate.CategoryNetwork || st.Error.Category == mcpgate.CategoryTimeout):
-		c.add("protocol", checkFail, describeError(st.Error), "check that the server is up; then run mcpgate doctor again")
 	default:
-		c.add("protocol", checkFail, "it answers, but not as an MCP server: "+describe(st),
-			c.fixURL()+" (the MCP endpoint, often ending in /mcp)")
+		// It answered the GET a moment ago, so a connect that fails now
+		// (a closed stream, an HTML page, a 404) is most likely a URL that
+		// is not an MCP endpoint.
+		c.add("protocol", checkFail, "it answers HTTP, but not as an MCP server: "+describe(st),
+			c.fixURL()+"; the MCP endpoint often ends in /mcp")
 	}
 }
 
