@@ -156,9 +156,13 @@ func New(opts *Options) (*Transport, error) {
 	if o.Dial == nil {
 		o.Dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	}
-	roots, err := certPool(o.Getenv)
-	if err != nil {
+	certFile, certDirs := o.Getenv("SSL_CERT_FILE"), o.Getenv("SSL_CERT_DIR")
+	if err := checkCertFile(certFile); err != nil {
 		return nil, err
+	}
+	var tlsConfig *tls.Config
+	if certFile != "" || certDirs != "" {
+		tlsConfig = lazyRootsConfig(certFile, certDirs)
 	}
 	t := &Transport{opts: o, proxy: readProxyConfig(o.Getenv)}
 	for i := range t.pools {
@@ -173,8 +177,8 @@ func New(opts *Options) (*Transport, error) {
 		// few servers at once: with the default two idle connections per
 		// host, concurrent calls would dial anew each time.
 		tr.MaxIdleConnsPerHost = maxIdlePerHost
-		if roots != nil {
-			tr.TLSClientConfig = &tls.Config{RootCAs: roots}
+		if tlsConfig != nil {
+			tr.TLSClientConfig = tlsConfig.Clone()
 		}
 		t.pools[i] = tr
 	}
