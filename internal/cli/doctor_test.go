@@ -270,6 +270,14 @@ func TestDoctorNamesEachProblemAndItsFix(t *testing.T) {
 			want: want{group: groupKey, name: "source", detail: "readable by its owner only", fix: "chmod 600 "},
 		},
 		{
+			name: "key file holds no key",
+			setup: func(t *testing.T, h *harness, n *netpolicytest.Network) {
+				path := writeKeyFile(t, h, 0o600)
+				os.WriteFile(path, []byte("not a key\n"), 0o600)
+			},
+			want: want{group: groupKey, name: "source", detail: "does not hold", fix: "mv "},
+		},
+		{
 			name: "key in the environment malformed",
 			setup: func(t *testing.T, h *harness, n *netpolicytest.Network) {
 				h.env[seal.EnvKey] = "c2hvcnQ="
@@ -319,6 +327,15 @@ func TestDoctorNamesEachProblemAndItsFix(t *testing.T) {
 				writeServers(t, h, map[string]string{"docs": `{"url": "https://mcp.example.test/mcp", "auth": "none"}`})
 			},
 			want: want{group: groupServers, server: "docs", name: "tls", detail: "signed by netpolicytest CA, which this machine does not trust", fix: "export SSL_CERT_FILE="},
+		},
+		{
+			name: "certificate signed by another authority than SSL_CERT_FILE's",
+			setup: func(t *testing.T, h *harness, n *netpolicytest.Network) {
+				n.Forward("203.0.113.32", []string{"mcp.example.test"}, fake.Start(t, nil).URL)
+				h.env["SSL_CERT_FILE"] = netpolicytest.New(t).CAFile()
+				writeServers(t, h, map[string]string{"docs": `{"url": "https://mcp.example.test/mcp", "auth": "none"}`})
+			},
+			want: want{group: groupServers, server: "docs", name: "tls", detail: "which this machine does not trust", fix: "SSL_CERT_FILE"},
 		},
 		{
 			name: "server unreachable",
