@@ -134,6 +134,7 @@ func closedPort(t *testing.T) string {
 // disabled server is a warning with the command that enables it, which
 // does not fail the run.
 func TestDoctorAllHealthy(t *testing.T) {
+	t.Parallel()
 	local := fake.Start(t, nil)
 	remote := fake.Start(t, nil)
 	n := netpolicytest.New(t)
@@ -196,6 +197,7 @@ func TestDoctorAllHealthy(t *testing.T) {
 // --json prints a stable structure: ok, and checks each with group, name,
 // status (ok, warn or fail), detail, and fix only with a problem.
 func TestDoctorJSONShape(t *testing.T) {
+	t.Parallel()
 	n := netpolicytest.New(t)
 	h := newHarness(t)
 	writeServers(t, h, map[string]string{"gone": fmt.Sprintf(`{"url": "http://%s/mcp"}`, closedPort(t))})
@@ -239,6 +241,7 @@ func TestDoctorJSONShape(t *testing.T) {
 // Each problem doctor detects is reported as a failed check naming what
 // is wrong and the command (or edit) that fixes it, and doctor exits 1.
 func TestDoctorNamesEachProblemAndItsFix(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		group, server, name string
 		detail, fix         string // substrings
@@ -454,6 +457,7 @@ func newerStore(t *testing.T, h *harness) {
 
 // Checking creates nothing without a server to check: no key, no store.
 func TestDoctorCreatesNothingWithoutServers(t *testing.T) {
+	t.Parallel()
 	n := netpolicytest.New(t)
 	h := newHarness(t)
 	rep, r := doctorJSON(t, h, n)
@@ -471,6 +475,7 @@ func TestDoctorCreatesNothingWithoutServers(t *testing.T) {
 // On a terminal, a wait over a second shows progress; a quick run draws
 // nothing.
 func TestDoctorShowsProgressOnLongWaits(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {

@@ -30,6 +30,7 @@ func testBinary(t *testing.T) string {
 // install, a second install, --list, uninstall and a second uninstall of
 // one host, against a config with other servers in it.
 func TestInstallCommand(t *testing.T) {
+	t.Parallel()
 	h, home := installHarness(t)
 	bin := testBinary(t)
 	path := filepath.Join(home, ".cursor", "mcp.json")
@@ -127,6 +128,7 @@ func TestInstallCommand(t *testing.T) {
 // --list tells an entry that runs another binary from one that runs this
 // one, and says when that binary is gone.
 func TestInstallListFlagsAStaleEntry(t *testing.T) {
+	t.Parallel()
 	h, home := installHarness(t)
 	path := filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)
@@ -143,6 +145,7 @@ func TestInstallListFlagsAStaleEntry(t *testing.T) {
 
 // A host's file that is missing is created, with its folders.
 func TestInstallCreatesTheHostsFile(t *testing.T) {
+	t.Parallel()
 	h, home := installHarness(t)
 	h.mustRun(0, "install", "codex")
 	data, err := os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
@@ -170,6 +173,7 @@ func TestInstallProjectScope(t *testing.T) {
 // Mistakes in the invocation are usage errors (exit 2) in mcpgate's own
 // words, and write nothing.
 func TestInstallUsageErrors(t *testing.T) {
+	t.Parallel()
 	h, home := installHarness(t)
 	cases := []struct {
 		args []string
@@ -199,6 +203,7 @@ func TestInstallUsageErrors(t *testing.T) {
 // A host config that does not parse is named, with its line, and left as
 // it is.
 func TestInstallRefusesABrokenHostFile(t *testing.T) {
+	t.Parallel()
 	h, home := installHarness(t)
 	path := filepath.Join(home, ".gemini", "settings.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)

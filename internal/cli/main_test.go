@@ -17,6 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	serveStdioEcho()
+	testbin.Waiting(8)
 	goleak.VerifyTestMain(testbin.Removing(m))
 }
 
@@ -103,6 +104,7 @@ func (h *harness) configBytes() []byte {
 
 // --version names the commit a build was made from, when it knows it.
 func TestVersionNamesTheCommit(t *testing.T) {
+	t.Parallel()
 	settings := []debug.BuildSetting{{Key: "vcs.revision", Value: "1a2b3c4d5e6f7a8b9c0d"}, {Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}
 	if got, want := describeBuild("v1.2.0", settings), "v1.2.0 (commit 1a2b3c4d5e6f, 2026-12-01, with local changes)"; got != want {
 		t.Errorf("describeBuild = %q, want %q", got, want)
