@@ -64,6 +64,11 @@ type serverView struct {
 	Prompts   int        `json:"prompts"`
 	Resources int        `json:"resources"`
 	Stale     bool       `json:"stale,omitempty"`
+	// Cached says the counts are of the catalog a process last stored,
+	// listed at CachedAt, not of a live session (the state is then never
+	// ready). Counts are -1 when unknown: never 0 for "not loaded".
+	Cached   bool      `json:"cached,omitempty"`
+	CachedAt time.Time `json:"cachedAt,omitzero"`
 	// Disabled are the tools switched off in the config.
 	Disabled []string `json:"disabled"`
 	// CanSignIn is set for servers that sign in with OAuth.
@@ -100,7 +105,13 @@ func (s *Server) view(ctx context.Context, st manager.Status) serverView {
 		ID: st.ID, Name: clean(st.Name, maxName), URL: clean(mcpgate.ShowURL(st.URL), maxName), Auth: string(st.Auth),
 		Enabled: st.Enabled, State: string(st.State),
 		Tools: st.Tools, Prompts: st.Prompts, Resources: st.Resources, Stale: st.Stale,
+		Cached: st.Cached, CachedAt: st.CachedAt,
 		Disabled: []string{},
+	}
+	if st.ConnectionID == 0 && !st.Cached {
+		// No session and no stored catalog: what the server offers is not
+		// known, and must not read as "0 tools".
+		v.Tools, v.Prompts, v.Resources = -1, -1, -1
 	}
 	cfg, err := s.opts.Manager.Config(st.ID)
 	if err == nil {
