@@ -3,8 +3,10 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,5 +161,66 @@ func (e *env) waitFor(what string, deadline time.Time, ok func(map[string]server
 			e.t.Fatalf("%s: not by the deadline; the page has %s", what, body)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOpenConnectsAFewAtATime: with six servers that do not answer yet,
+// the page dials at most four at once, and the others follow as those
+// finish.
+func TestOpenConnectsAFewAtATime(t *testing.T) {
+	backend := fake.Start(t, nil)
+	var (
+		mu             sync.Mutex
+		inFlight, most int
+		changed        = make(chan struct{}, 100)
+		open           = make(chan struct{})
+		release        sync.Once
+	)
+	proxy := fake.StartFaultProxy(t, backend.URL, &fake.FaultOptions{Plan: func(*fake.FaultRequest) fake.Fault {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		select {
+		case changed <- struct{}{}:
+		default: // the test has stopped counting
+		}
+		<-open
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return fake.FaultNone
+	}})
+	t.Cleanup(func() { release.Do(func() { close(open) }) }) // before the proxy closes
+	var servers []mcpgate.ServerConfig
+	for i := range 6 {
+		servers = append(servers, mcpgate.ServerConfig{ID: fmt.Sprintf("s%d", i), URL: proxy.URL, Auth: mcpgate.AuthNone, Enabled: true})
+	}
+	e := newEnv(t, servers...)
+	deadline := time.After(10 * time.Second)
+	for n := 0; n < 4; {
+		select {
+		case <-changed:
+			mu.Lock()
+			n = inFlight
+			mu.Unlock()
+		case <-deadline:
+			t.Fatal("the page did not start connecting")
+		}
+	}
+	// No signal says a fifth will never come; a short look is the best
+	// there is, and a page without the bound dials all six at once.
+	select {
+	case <-changed:
+	case <-time.After(300 * time.Millisecond):
+	}
+	mu.Lock()
+	if most > 4 {
+		t.Errorf("%d servers were dialled at once, want at most 4", most)
+	}
+	mu.Unlock()
+	release.Do(func() { close(open) })
+	for _, s := range servers {
+		e.waitState(s.ID, "ready")
 	}
 }
