@@ -62,18 +62,17 @@ func TestUnknownCountsAreNotZero(t *testing.T) {
 	}
 }
 
-// TestCachedCatalogIsNeverReady: a catalog another process stored is
-// shown with its counts, marked cached, while the server itself is in
-// error; the page never calls it ready.
-func TestCachedCatalogIsNeverReady(t *testing.T) {
-	stored := func(st *sqlite.Store) {
+// storedCatalog stores, as an earlier process would have, a catalog of
+// three tools listed an hour ago from url.
+func storedCatalog(t *testing.T, id, url string) func(*sqlite.Store) {
+	return func(st *sqlite.Store) {
 		tools, _ := json.Marshal([]map[string]any{
 			{"name": "a", "inputSchema": map[string]any{"type": "object"}},
 			{"name": "b", "inputSchema": map[string]any{"type": "object"}},
 			{"name": "c", "inputSchema": map[string]any{"type": "object"}},
 		})
 		err := st.PutCatalog(context.Background(), &store.Catalog{
-			Server: "down", URL: refusedURL, Tools: tools, Prompts: json.RawMessage(`[]`),
+			Server: id, URL: url, Tools: tools, Prompts: json.RawMessage(`[]`),
 			Resources: json.RawMessage(`[]`), Templates: json.RawMessage(`[]`),
 			Counts: [4]int{3, 0, 0, 0}, FetchedAt: time.Now().Add(-time.Hour),
 		})
@@ -81,6 +80,13 @@ func TestCachedCatalogIsNeverReady(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestCachedCatalogIsNeverReady: a catalog another process stored is
+// shown with its counts, marked cached, while the server itself is in
+// error; the page never calls it ready.
+func TestCachedCatalogIsNeverReady(t *testing.T) {
+	stored := storedCatalog(t, "down", refusedURL)
 	e := newEnvWith(t, &envOptions{Catalogs: true, Stored: stored},
 		mcpgate.ServerConfig{ID: "down", URL: refusedURL, Auth: mcpgate.AuthNone, Enabled: true})
 	st := e.waitState("down", "error")

@@ -102,6 +102,20 @@ func TestBrowserStatesStreamInOnOpen(t *testing.T) {
 	b.shot("ready")
 }
 
+// TestBrowserCachedCatalogIsMarked: a catalog an earlier process stored
+// shows its counts marked cached and how old, on a card whose state is
+// the server's real one (here: down), never ready.
+func TestBrowserCachedCatalogIsMarked(t *testing.T) {
+	e := newEnvWith(t, &envOptions{Catalogs: true, Stored: storedCatalog(t, "down", refusedURL)},
+		mcpgate.ServerConfig{ID: "down", URL: refusedURL, Auth: mcpgate.AuthNone, Enabled: true})
+	b := newBrowser(t)
+	b.run("opening the page", chromedp.Navigate(e.page.URL()), chromedp.WaitVisible(chromedp.CSS(`#server-down[data-state="error"][data-cached="true"]`)))
+	b.waitText(`#server-down .counts`, "3 tools")
+	b.waitText(`#server-down .counts`, "(cached, listed 1 h ago)")
+	b.waitText(`#server-down .state`, "Error")
+	b.shot("cached")
+}
+
 // TestBrowserShowsConfigChangedElsewhere: a server another process adds
 // to the config file is a card within a second, then connects; one it
 // removes goes.
