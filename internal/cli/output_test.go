@@ -126,7 +126,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"list", "--json=maybe"}, "invalid argument"},
 		{[]string{"prompt", "demo", "greet", "name"}, "want KEY=VALUE"},
 		{[]string{"prompt", "demo", "greet", "a=1", "a=2"}, "given twice"},
-		{[]string{"import", "x", "--format", "zed"}, "must be one of auto, claude"},
+		{[]string{"import", "x", "--format", "zedd"}, "--format: \"zedd\": unknown; did you mean zed?"},
 		{[]string{"read", "demo", " "}, "URI must not be empty"},
 	}
 	for _, tt := range tests {

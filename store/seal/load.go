@@ -79,6 +79,45 @@ type LoadOptions struct {
 // $MCPGATE_SECRET_KEY), is created with mode 0600 in a 0700 directory, and
 // is refused if others may read it. Errors never contain a key.
 func Load(opts LoadOptions) (*Sealer, Source, error) {
+	s, src, err := find(opts)
+	if !errors.Is(err, ErrNoKey) {
+		return s, src, err
+	}
+	if src == SourceKeyring {
+		if key, err := keyringCreate(); err == nil {
+			s, err := New(key)
+			return s, SourceKeyring, err
+		}
+	}
+	key, err := createKeyFile(filepath.Join(opts.DataDir, KeyFileName))
+	if err != nil {
+		return nil, "", err
+	}
+	s, err = New(key)
+	return s, SourceFile, err
+}
+
+// ErrNoKey is returned by [Find] when there is no key yet, which [Load]
+// would create.
+var ErrNoKey = errors.New("no secret key has been created yet")
+
+// ErrKeyFileMode is wrapped by the error for a key file that others than
+// its owner may read, which [Load] and [Find] refuse.
+var ErrKeyFileMode = errors.New("the key file is readable by others")
+
+// Find reports where [Load] would find the key, in the same order, without
+// creating one or changing anything: the source of the key, or the error
+// Load would return. With no key anywhere, the error is [ErrNoKey] and the
+// source is where Load would create one. Errors never contain a key.
+func Find(opts LoadOptions) (Source, error) {
+	_, src, err := find(opts)
+	return src, err
+}
+
+// find is Load's search for an existing key. With no key it returns
+// ErrNoKey and the source a new key is to go to: the keyring when one
+// answered that it has none, else the key file.
+func find(opts LoadOptions) (*Sealer, Source, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -86,7 +125,7 @@ func Load(opts LoadOptions) (*Sealer, Source, error) {
 	if v := getenv(EnvKey); v != "" {
 		key, err := parseKey(v)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s is not the base64 of a %d-byte key", EnvKey, KeySize)
+			return nil, SourceEnv, fmt.Errorf("%s is not the base64 of a %d-byte key", EnvKey, KeySize)
 		}
 		s, err := New(key)
 		return s, SourceEnv, err
@@ -114,28 +153,18 @@ func Load(opts LoadOptions) (*Sealer, Source, error) {
 	if opts.DataDir == "" {
 		return nil, "", errors.New("loading secret key: no data directory for the key file")
 	}
-	path := filepath.Join(opts.DataDir, KeyFileName)
-	key, err := readKeyFile(path)
+	key, err := readKeyFile(filepath.Join(opts.DataDir, KeyFileName))
 	if err == nil {
 		s, err := New(key)
 		return s, SourceFile, err
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, "", err
+		return nil, SourceFile, err
 	}
-
 	if useKeyring {
-		if key, err := keyringCreate(); err == nil {
-			s, err := New(key)
-			return s, SourceKeyring, err
-		}
+		return nil, SourceKeyring, ErrNoKey
 	}
-	key, err = createKeyFile(path)
-	if err != nil {
-		return nil, "", err
-	}
-	s, err := New(key)
-	return s, SourceFile, err
+	return nil, SourceFile, ErrNoKey
 }
 
 func isOff(v string) bool {
@@ -230,7 +259,7 @@ func readKeyFile(path string) ([]byte, error) {
 	}
 	// Windows reports no meaningful permission bits; its ACLs are not checked.
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("key file %s has mode %#o: it must be readable by its owner only (chmod 600 %s)", path, fi.Mode().Perm(), path)
+		return nil, &modeError{fmt.Sprintf("key file %s has mode %#o: it must be readable by its owner only (chmod 600 %s)", path, fi.Mode().Perm(), path)}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 1024))
 	if err != nil {
@@ -242,6 +271,13 @@ func readKeyFile(path string) ([]byte, error) {
 	}
 	return key, nil
 }
+
+// modeError is the refusal of a key file others may read; it matches
+// ErrKeyFileMode.
+type modeError struct{ msg string }
+
+func (e *modeError) Error() string        { return e.msg }
+func (e *modeError) Is(target error) bool { return target == ErrKeyFileMode }
 
 // createKeyFile writes a new key file. The key is written to a temporary
 // file first and linked into place, which fails if the file exists: a
