@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/internal/hosts"
 )
 
@@ -56,7 +57,7 @@ func hostFinding(h hosts.Host, path, bin string) finding {
 	if pe, ok := errors.AsType[*hosts.ParseError](err); ok {
 		f.Status = checkWarn
 		f.Detail = fmt.Sprintf("%s does not parse as %s%s: %s; %s cannot read its MCP servers",
-			path, pe.Format, position(pe), firstLine(sanitize(pe.Reason), 200), h.Name)
+			path, pe.Format, position(pe), mcpgate.Sanitize(pe.Reason, 200), h.Name)
 		f.Fix = "edit " + path + position(pe)
 		return f
 	}
@@ -72,7 +73,8 @@ func hostFinding(h hosts.Host, path, bin string) finding {
 		f.Detail = fmt.Sprintf("%s (%s) has an mcpgate entry that runs no local command (a hosted mcpgate?)", h.Name, path)
 		return f
 	}
-	cmdline := firstLine(sanitize(strings.Join(argv, " ")), 300)
+	// A hand-edited entry may carry a token among its arguments.
+	cmdline := mcpgate.Sanitize(strings.Join(argv, " "), 300)
 	runs, err := resolveCommand(argv[0])
 	switch {
 	case errors.Is(err, exec.ErrNotFound):

@@ -58,6 +58,9 @@ func TestDoctorHosts(t *testing.T) {
 		{"binary gone", "cursor", func(t *testing.T, h *harness) string {
 			return writeHostFile(t, h, "cursor", cursorRunning(gone))
 		}, checkFail, []string{"runs " + gone + " serve, which no longer exists"}, "mcpgate install cursor (writes this binary, " + bin + ")", exitFail},
+		{"token in the arguments", "cursor", func(t *testing.T, h *harness) string {
+			return writeHostFile(t, h, "cursor", `{"mcpServers": {"mcpgate": {"command": "`+other+`", "args": ["serve", "--header", "Authorization: Bearer ghp_s3cretS3cretS3cret0123456789"]}}}`)
+		}, checkWarn, []string{"runs another mcpgate: " + other + " serve --header Authorization: [redacted]"}, "mcpgate install cursor to run this one", 0},
 		{"goose binary gone", "goose", func(t *testing.T, h *harness) string {
 			return writeHostFile(t, h, "goose", "extensions:\n  mcpgate:\n    name: mcpgate\n    type: stdio\n    cmd: "+gone+"\n    args: [serve]\n")
 		}, checkFail, []string{"goose (PATH) runs " + gone + " serve, which no longer exists"}, "mcpgate install goose (writes this binary, " + bin + ")", exitFail},
@@ -117,7 +120,13 @@ func TestDoctorHosts(t *testing.T) {
 				t.Errorf("%d host checks; others: %q", hostChecks, others.Detail)
 			}
 
+			if strings.Contains(r.stdout, "s3cret") {
+				t.Errorf("a token in the host's file was printed:\n%s", r.stdout)
+			}
 			r = runDoctorOver(h, n, nil)
+			if strings.Contains(r.stdout, "s3cret") {
+				t.Errorf("a token in the host's file was printed:\n%s", r.stdout)
+			}
 			want := "Hosts\n  " + string(tt.status)
 			if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, " "+tt.host+": ") {
 				t.Errorf("the text report lacks the host:\n%s", r.stdout)
