@@ -410,3 +410,17 @@ func TestEveryHostIsAnImportFormat(t *testing.T) {
 		}
 	}
 }
+
+// Importing a host's file by name also skips the entry install wrote as
+// mcpgate itself, in the format the file is detected as.
+func TestImportFileSkipsMcpgateItself(t *testing.T) {
+	h, _ := installHarness(t)
+	for _, id := range []string{"cursor", "codex"} {
+		path := writeHostFixture(t, h, id)
+		h.mustRun(0, "install", id)
+		rep := importJSONOf(t, h, path, "--allow-env", "SEARCH_TOKEN,DOCS_TOKEN", "--replace")
+		if r := skipReasons(rep.Sources[0]); r["mcpgate"] != selfReason {
+			t.Errorf("%s: skipped %v", id, r)
+		}
+	}
+}
