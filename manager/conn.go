@@ -111,8 +111,10 @@ type session struct {
 	url     string
 	http    *http.Client
 	streams *streamGroup // the transport's supervised streams
-	auth    auth.OAuthHandler
-	client  *mcp.Implementation
+	// exchanges are the transport's requests not yet in the request log.
+	exchanges *streamGroup
+	auth      auth.OAuthHandler
+	client    *mcp.Implementation
 
 	ctx    context.Context // cancelled when the session closes
 	cancel context.CancelFunc
@@ -145,6 +147,10 @@ func (sess *session) close() {
 		}
 		if sess.streams != nil {
 			sess.streams.closeAndWait(5 * time.Second)
+		}
+		if sess.exchanges != nil {
+			// A kept POST stream is drained for at most drainWait.
+			sess.exchanges.closeAndWait(drainWait + time.Second)
 		}
 	})
 	sess.wg.Wait()
@@ -409,6 +415,7 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	st.tools = sess.noteTaskSupport
 	sess.http = &http.Client{Transport: st, CheckRedirect: sameOriginRedirects}
 	sess.streams = &st.streams
+	sess.exchanges = &st.exchanges
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:     cfg.URL,
 		HTTPClient:   sess.http,

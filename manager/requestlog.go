@@ -122,6 +122,9 @@ type exchange struct {
 	entry  RequestLogEntry // Time, Server, Method, Tool, BytesOut; HTTPStatus once known
 	in     atomic.Int64
 	once   sync.Once
+	// recorded, when set, is told the entry is recorded (the transport's
+	// exchanges group).
+	recorded func()
 
 	mu   sync.Mutex // guards errs: a body may be closed while another goroutine reads it
 	errs rpcErrorScanner
@@ -138,6 +141,9 @@ func (t *sessionTransport) startExchange(req *http.Request) *exchange {
 		now = time.Now
 	}
 	x := &exchange{ctx: req.Context(), record: t.record, now: now, start: now()}
+	if t.exchanges.add() {
+		x.recorded = t.exchanges.done
+	}
 	x.entry = RequestLogEntry{Time: x.start, Server: t.server, Method: req.Method}
 	if req.Method == http.MethodPost && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
@@ -192,6 +198,9 @@ func (x *exchange) finish(err error) {
 		e.BytesIn = x.in.Load()
 		e.Outcome = x.outcome(err)
 		x.record(e)
+		if x.recorded != nil {
+			x.recorded()
+		}
 	})
 }
 

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -237,5 +238,35 @@ func TestRPCErrorScanner(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRequestLogHasACallWhenTheManagerCloses: a call's POST stream may go
+// on after its answer (the server ends it a moment later), and the call is
+// recorded when it ends. A manager closed right after the call (a CLI
+// command, done) waits for that, so the call is in the log.
+func TestRequestLogHasACallWhenTheManagerCloses(t *testing.T) {
+	h := fake.StartHostile(t, fake.HostileOptions{
+		CallTool: func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}\n\n", id)
+			w.(http.Flusher).Flush()
+			time.Sleep(150 * time.Millisecond) // the stream ends a moment after the answer
+		},
+	})
+	var l logged
+	m, err := New([]mcpgate.ServerConfig{cfg("s", h.URL)}, &Options{RequestLog: l.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.CallTool(ctxT(t, 10*time.Second), "s", "ping", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !slices.ContainsFunc(l.entries, func(e RequestLogEntry) bool { return e.Method == "tools/call" }) {
+		t.Errorf("no tools/call in the log when Close returned: %+v", l.entries)
 	}
 }

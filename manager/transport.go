@@ -38,6 +38,11 @@ type sessionTransport struct {
 	// close waits for them, so whoever is told a stream opened is told it
 	// ended before the session is gone.
 	streams streamGroup
+	// exchanges are the requests the request log has not recorded yet (a
+	// POST's stream is read to its end after the SDK took the answer); the
+	// session's close waits for them too, so a call made just before a
+	// process ends is in the log.
+	exchanges streamGroup
 
 	base    http.RoundTripper
 	headers func() (http.Header, error)

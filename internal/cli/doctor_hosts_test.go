@@ -28,6 +28,7 @@ func writeHostFile(t *testing.T, h *harness, id, content string) string {
 // (fail, and doctor exits 1), none (ok, naming install), or its file does
 // not parse (warn, naming the file and the line).
 func TestDoctorHosts(t *testing.T) {
+	t.Parallel()
 	n := netpolicytest.New(t)
 	bin := testBinary(t)
 	other := filepath.Join(t.TempDir(), "mcpgate")
@@ -141,6 +142,7 @@ func TestDoctorHosts(t *testing.T) {
 // With no host on the machine, the Hosts group is one line, and doctor is
 // not failed by it.
 func TestDoctorNoHosts(t *testing.T) {
+	t.Parallel()
 	n := netpolicytest.New(t)
 	h := newHarness(t)
 	rep, r := doctorJSON(t, h, n)

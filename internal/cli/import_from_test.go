@@ -134,6 +134,7 @@ func skipReasons(src importSourceJSON) map[string]string {
 // every skip with its reason; the mcpgate entry install wrote is skipped
 // as mcpgate itself.
 func TestImportFromHost(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		host     string
 		allow    string
@@ -215,6 +216,7 @@ func TestImportFromHost(t *testing.T) {
 // goose's kb is disabled there, and imported disabled; Codex's
 // bearer_token_env_var is a header named in JSON, its value never.
 func TestImportJSONShape(t *testing.T) {
+	t.Parallel()
 	h, _ := installHarness(t)
 	writeHostFixture(t, h, "goose")
 	rep := importJSONOf(t, h, "--from", "goose")
@@ -268,6 +270,7 @@ func mustJSON(t *testing.T, v any) string {
 // different one by that name. A variable only a skipped server reads
 // need not be allowed.
 func TestImportFromAll(t *testing.T) {
+	t.Parallel()
 	h, _ := installHarness(t)
 	for id := range hostFixtures {
 		writeHostFixture(t, h, id)
@@ -331,6 +334,7 @@ func TestImportFromAll(t *testing.T) {
 // nothing: a host whose file is not there names the paths looked at (exit
 // 1), an unknown host the closest IDs (exit 2).
 func TestImportFromErrors(t *testing.T) {
+	t.Parallel()
 	h, home := installHarness(t)
 	h.mustRun(0, "add", "keep", "https://keep.example.com/mcp")
 	before := h.configBytes()
@@ -384,6 +388,7 @@ func TestImportFromErrors(t *testing.T) {
 // A host's file with no MCP servers in it (a settings file before any
 // was added, or an empty one) has nothing to import, which is no error.
 func TestImportFromHostWithoutServers(t *testing.T) {
+	t.Parallel()
 	h, _ := installHarness(t)
 	path := hostPath(t, h, "zed")
 	os.MkdirAll(filepath.Dir(path), 0o700)
@@ -404,6 +409,7 @@ func TestImportFromHostWithoutServers(t *testing.T) {
 // Every host's ID is an import format, so --from reads each host in its
 // own dialect.
 func TestEveryHostIsAnImportFormat(t *testing.T) {
+	t.Parallel()
 	for _, id := range hosts.IDs() {
 		if f, err := config.ParseFormat(id); err != nil || string(f) != id {
 			t.Errorf("host %s: format %q, %v", id, f, err)
@@ -414,6 +420,7 @@ func TestEveryHostIsAnImportFormat(t *testing.T) {
 // Importing a host's file by name also skips the entry install wrote as
 // mcpgate itself, in the format the file is detected as.
 func TestImportFileSkipsMcpgateItself(t *testing.T) {
+	t.Parallel()
 	h, _ := installHarness(t)
 	for _, id := range []string{"cursor", "codex"} {
 		path := writeHostFixture(t, h, id)
