@@ -96,6 +96,10 @@ type App struct {
 	// whose stored catalog answered, so the process soon holds the live
 	// one. One-shot commands answer from the stored catalog alone.
 	refreshCached bool
+	// ownsProcess says the invocation is the whole process (Main), not a
+	// call inside a test or a program that embeds the CLI, so process-wide
+	// settings such as the collector's are its to choose.
+	ownsProcess bool
 
 	mgr     *manager.Manager
 	closers []func()

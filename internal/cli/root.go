@@ -37,7 +37,7 @@ import (
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, args, NewIO(stdin, stdout, stderr), os.Getenv)
+	return runApp(ctx, &App{IO: NewIO(stdin, stdout, stderr), Getenv: os.Getenv, ownsProcess: true}, args)
 }
 
 // run is one invocation: a fresh App and command tree, the error printed
