@@ -188,7 +188,9 @@ func (a *App) Store() (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	sealer, src, err := seal.Load(seal.LoadOptions{DataDir: dir, Getenv: a.Getenv})
+	sealer, src, err := seal.Load(seal.LoadOptions{DataDir: dir, Getenv: a.Getenv, Notice: func(msg string) {
+		fmt.Fprintf(a.IO.ErrOut, "mcpgate: note: %s\n", msg)
+	}})
 	if err != nil {
 		return nil, fmt.Errorf("opening the credential store: %w", err)
 	}

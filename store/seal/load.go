@@ -40,6 +40,9 @@ var (
 	keyringGet     = keyring.Get
 	keyringSet     = keyring.Set
 	keyringTimeout = 3 * time.Second
+	// goos decides the key file's permission check and the words of the
+	// keyring notice; tests set another OS.
+	goos = runtime.GOOS
 )
 
 // Source says where [Load] found the key.
@@ -61,6 +64,10 @@ type LoadOptions struct {
 	Getenv func(string) string
 	// NoKeyring skips the OS keyring, as MCPGATE_KEYRING=off does.
 	NoKeyring bool
+	// Notice, when set, is told in one sentence that the OS keyring could
+	// not keep a new key and the key file does instead, so a person knows
+	// where their key is. The sentence never holds the key.
+	Notice func(msg string)
 }
 
 // Load finds the key and returns a Sealer for it:
@@ -93,6 +100,7 @@ func Load(opts LoadOptions) (*Sealer, Source, error) {
 	}
 
 	useKeyring := !opts.NoKeyring && !isOff(getenv(EnvKeyring))
+	keyringFailed := false
 	if useKeyring {
 		key, err := keyringLoad()
 		if err == nil {
@@ -109,6 +117,7 @@ func Load(opts LoadOptions) (*Sealer, Source, error) {
 		// the key file is the fallback. Only one that answered "not
 		// found" is trusted with a new key.
 		useKeyring = errors.Is(err, keyring.ErrNotFound)
+		keyringFailed = !useKeyring
 	}
 
 	if opts.DataDir == "" {
@@ -129,13 +138,31 @@ func Load(opts LoadOptions) (*Sealer, Source, error) {
 			s, err := New(key)
 			return s, SourceKeyring, err
 		}
+		keyringFailed = true
 	}
 	key, err = createKeyFile(path)
 	if err != nil {
 		return nil, "", err
 	}
+	if keyringFailed && opts.Notice != nil {
+		opts.Notice(fmt.Sprintf("the OS keyring could not keep the secret key (%s), so it is in the key file %s, readable by you only; set %s=off to stop trying the keyring", keyringTrouble(goos), path, EnvKeyring))
+	}
 	s, err := New(key)
 	return s, SourceFile, err
+}
+
+// keyringTrouble says in words why the keyring of goos usually fails,
+// instead of the keyring library's own message.
+func keyringTrouble(goos string) string {
+	switch goos {
+	case "darwin":
+		return "the login keychain did not answer; it may be locked"
+	case "windows":
+		return "the Windows Credential Manager refused it"
+	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
+		return "no Secret Service answered on D-Bus, as usual over SSH, in containers and without a desktop session"
+	}
+	return "mcpgate knows no keyring on " + goos
 }
 
 func isOff(v string) bool {
@@ -229,7 +256,7 @@ func readKeyFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("key file %s is not a regular file", path)
 	}
 	// Windows reports no meaningful permission bits; its ACLs are not checked.
-	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+	if goos != "windows" && fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("key file %s has mode %#o: it must be readable by its owner only (chmod 600 %s)", path, fi.Mode().Perm(), path)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 1024))
