@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// `mcpgate completion SHELL` writes each shell's script, is listed in the
+// help, and an unknown shell is a usage error, not the help with exit 0.
+func TestCompletionScripts(t *testing.T) {
+	h := newHarness(t)
+	for shell, marker := range map[string]string{
+		"bash":       "# bash completion V2 for mcpgate",
+		"zsh":        "#compdef mcpgate",
+		"fish":       "complete -c mcpgate",
+		"powershell": "Register-ArgumentCompleter",
+	} {
+		r := h.mustRun(0, "completion", shell)
+		if !strings.Contains(r.stdout, marker) {
+			t.Errorf("completion %s does not look like a %s script:\n%.300s", shell, shell, r.stdout)
+		}
+	}
+	r := h.mustRun(exitUsage, "completion", "bsh")
+	if !strings.Contains(r.stderr, `"bsh"`) || !strings.Contains(r.stderr, "did you mean bash") || r.stdout != "" {
+		t.Errorf("completion bsh:\n%s", r)
+	}
+	if r := h.mustRun(0, "--help"); !strings.Contains(r.stdout, "completion") {
+		t.Errorf("--help does not list completion:\n%s", r.stdout)
+	}
+}
+
+// completions returns the candidates cobra's hidden __complete command
+// gives for args (the last one being completed), without descriptions.
+func (h *harness) completions(args ...string) []string {
+	h.t.Helper()
+	r := h.mustRun(0, append([]string{"__complete"}, args...)...)
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if line == "" || strings.HasPrefix(line, ":") {
+			continue
+		}
+		name, _, _ := strings.Cut(line, "\t")
+		out = append(out, name)
+	}
+	return out
+}
+
+// Server names complete from the config file alone: no store is opened
+// (nothing appears in the data directory) and nothing is connected (the
+// servers' URLs have nobody listening).
+func TestCompletionOfServerAndToolNames(t *testing.T) {
+	h := newHarness(t)
+	h.mustRun(0, "add", "docs", closedURL(t))
+	h.mustRun(0, "add", "drive", closedURL(t))
+	h.mustRun(0, "add", "mail", closedURL(t))
+	if err := os.WriteFile(h.cfg, []byte(strings.Replace(string(h.configBytes()), `"url"`, `"disabledTools": ["wipe", "send"], "url"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"status", ""}, []string{"docs", "drive", "mail"}},
+		{[]string{"call", "d"}, []string{"docs", "drive"}},
+		{[]string{"disconnect", "m"}, []string{"mail"}},
+		{[]string{"tools", "disable", ""}, []string{"docs", "drive", "mail"}},
+		{[]string{"tools", "enable", "docs", ""}, []string{"send", "wipe"}},
+		{[]string{"tools", "enable", "mail", ""}, nil},
+		{[]string{"add", ""}, nil}, // a new name: nothing to offer
+		{[]string{"call", "docs", ""}, nil},
+	} {
+		if got := h.completions(tc.args...); !slices.Equal(got, tc.want) {
+			t.Errorf("completing %q: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	if _, err := os.Stat(h.dataDir); !os.IsNotExist(err) {
+		t.Errorf("completing touched the data directory: %v", err)
+	}
+}
+
+// A flag's bad value is named with what the flag wants, never with the
+// parser's message (strconv.ParseInt, time.ParseDuration), and exits 2.
+func TestFlagErrorsInOurWords(t *testing.T) {
+	h := newHarness(t)
+	h.mustRun(0, "add", "docs", closedURL(t))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"log", "--last", "abc"}, `--last "abc": must be a whole number`},
+		{[]string{"search", "x", "--limit=1e"}, `--limit "1e": must be a whole number`},
+		{[]string{"add", "x", "https://x.example/mcp", "--timeout", "5"}, `--timeout "5": must be a duration`},
+		{[]string{"call", "docs", "t", "--timeout", "soon"}, `--timeout "soon": must be a duration`},
+		{[]string{"call", "docs", "t", "--elicit", "nah"}, `--elicit "nah": must be one of ask, accept-defaults, decline`},
+		{[]string{"auth", "docs", "--callback-port", "http"}, `--callback-port "http": must be a whole number`},
+	} {
+		r := h.mustRun(exitUsage, tc.args...)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%q: stderr %q, want %q", tc.args, r.stderr, tc.want)
+		}
+		for _, leak := range []string{"strconv", "ParseInt", "time: ", "invalid argument"} {
+			if strings.Contains(r.stderr, leak) {
+				t.Errorf("%q: a library message leaks: %q", tc.args, r.stderr)
+			}
+		}
+	}
+}
