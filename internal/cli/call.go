@@ -78,7 +78,7 @@ func runCall(ctx context.Context, app *App, opts *callOptions) error {
 	}
 	mode := opts.Elicit.value
 	if mode == "" {
-		mode = elicitDecline
+		mode = elicitNoTerminal
 		if app.IO.InTTY && opts.ArgsSource != "-" {
 			mode = elicitAsk
 		}

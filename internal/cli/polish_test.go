@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/fake"
 )
 
 // `mcpgate completion SHELL` writes each shell's script, is listed in the
@@ -105,5 +107,21 @@ func TestFlagErrorsInOurWords(t *testing.T) {
 				t.Errorf("%q: a library message leaks: %q", tc.args, r.stderr)
 			}
 		}
+	}
+}
+
+// --elicit decline is the person's choice, and the note says so; without
+// a terminal the note says there was nobody to ask instead.
+func TestElicitDeclineSaysThePersonChoseIt(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	h.mustRun(0, "add", "demo", srv.URL)
+	r := h.mustRun(0, "call", "demo", "ask", "--elicit", "decline")
+	if !strings.Contains(r.stderr, "declined, as you chose with --elicit decline") || strings.Contains(r.stderr, "no terminal") {
+		t.Errorf("--elicit decline:\n%s", r)
+	}
+	r = h.mustRun(0, "call", "demo", "ask")
+	if !strings.Contains(r.stderr, "no terminal to ask on") || strings.Contains(r.stderr, "you chose") {
+		t.Errorf("no terminal:\n%s", r)
 	}
 }
