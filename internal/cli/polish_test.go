@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"slices"
 	"strings"
@@ -123,5 +124,40 @@ func TestElicitDeclineSaysThePersonChoseIt(t *testing.T) {
 	r = h.mustRun(0, "call", "demo", "ask")
 	if !strings.Contains(r.stderr, "no terminal to ask on") || strings.Contains(r.stderr, "you chose") {
 		t.Errorf("no terminal:\n%s", r)
+	}
+}
+
+// A command about one server names it in its error, whatever failed, and
+// keeps the exit code of what failed.
+func TestErrorsNameTheServer(t *testing.T) {
+	h := newHarness(t)
+	h.mustRun(0, "add", "dead", closedURL(t))
+	for _, args := range [][]string{
+		{"connect", "dead"}, {"reconnect", "dead"}, {"list", "dead"}, {"describe", "dead", "t"},
+		{"call", "dead", "t"}, {"prompts", "dead"}, {"prompt", "dead", "p"}, {"resources", "dead"},
+		{"read", "dead", "file:///x"},
+	} {
+		r := h.mustRun(exitFail, args...)
+		if !strings.HasPrefix(r.stderr, "mcpgate: dead: ") || strings.Count(r.stderr, "dead") != 1 {
+			t.Errorf("%q: %q, want the error to name dead once", args, r.stderr)
+		}
+	}
+}
+
+// connect, reconnect and disconnect print the server's status as JSON with
+// --json, the same object status --json lists.
+func TestConnectJSON(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	h.mustRun(0, "add", "demo", srv.URL)
+	for op, state := range map[string]string{"connect": "ready", "reconnect": "ready", "disconnect": "disconnected"} {
+		r := h.mustRun(0, op, "demo", "--json")
+		var st struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.ID != "demo" || st.State != state {
+			t.Errorf("%s --json: %v\n%s", op, err, r)
+		}
 	}
 }

@@ -119,7 +119,7 @@ func runPrompt(ctx context.Context, app *App, opts *promptOptions) error {
 		return err
 	})[0]
 	if err != nil {
-		return err
+		return namedError(opts.ID, err)
 	}
 	out := app.IO.Out
 	if opts.JSON {
