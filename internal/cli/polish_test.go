@@ -161,3 +161,41 @@ func TestConnectJSON(t *testing.T) {
 		}
 	}
 }
+
+// prompt checks the arguments against the prompt's declared ones before
+// sending anything: a missing required or an undeclared argument is a
+// usage error (exit 2) naming what the prompt takes, and no prompts/get
+// reaches the server; an unknown prompt is not found, with the closest.
+func TestPromptChecksArgumentsBeforeSending(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	h.mustRun(0, "add", "demo", srv.URL)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"greet"}, exitUsage, `prompt "greet" of server "demo" needs name=VALUE; it takes name (required)`},
+		{[]string{"greet", "nam=Ada"}, exitUsage, `has no argument "nam"; it takes name (required); did you mean name?`},
+		{[]string{"greet", "name=Ada", "tone=warm"}, exitUsage, `has no argument "tone"`},
+		{[]string{"summarize", "length=short"}, exitUsage, `has no argument "length"; it takes style`},
+		{[]string{"gret", "name=Ada"}, exitFail, `server "demo" has no prompt "gret"; did you mean greet?`},
+	} {
+		r := h.mustRun(tc.code, append([]string{"prompt", "demo"}, tc.args...)...)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("prompt demo %q: %q, want %q", tc.args, r.stderr, tc.want)
+		}
+	}
+	if r := h.mustRun(0, "log", "--json"); strings.Contains(r.stdout, `"prompts/get"`) {
+		t.Errorf("a prompt was sent with arguments it does not take:\n%s", r.stdout)
+	}
+	if r := h.mustRun(0, "prompt", "demo", "greet", "name=Ada"); !strings.Contains(r.stdout, "Hello, Ada!") {
+		t.Errorf("the right arguments:\n%s", r)
+	}
+	if r := h.mustRun(0, "prompt", "demo", "summarize"); !strings.Contains(r.stdout, "Summarize") {
+		t.Errorf("an optional argument left out:\n%s", r)
+	}
+	if r := h.mustRun(0, "log", "--json"); strings.Count(r.stdout, `"prompts/get"`) != 2 {
+		t.Errorf("the log does not show the two prompts sent:\n%s", r.stdout)
+	}
+}
