@@ -157,7 +157,7 @@ func TestRemoveEnableDisableTools(t *testing.T) {
 		{"remove", "nope"}, {"enable", "nope"}, {"tools", "disable", "nope", "x"},
 	} {
 		r := h.mustRun(exitFail, args...)
-		if !strings.Contains(r.stderr, `"nope" is not configured`) {
+		if !strings.Contains(r.stderr, `"nope"`) || !strings.Contains(r.stderr, "is configured") && !strings.Contains(r.stderr, "is not configured") {
 			t.Errorf("%v: stderr %q", args, r.stderr)
 		}
 	}

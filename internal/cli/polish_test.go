@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"slices"
@@ -197,5 +198,69 @@ func TestPromptChecksArgumentsBeforeSending(t *testing.T) {
 	}
 	if r := h.mustRun(0, "log", "--json"); strings.Count(r.stdout, `"prompts/get"`) != 2 {
 		t.Errorf("the log does not show the two prompts sent:\n%s", r.stdout)
+	}
+}
+
+// tools list NAME shows every tool, the disabled ones too (also a disabled
+// name the server no longer offers); tools disable of a tool the server
+// does not offer is refused with the closest names and changes nothing.
+func TestToolsListAndUnknownToolDisable(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	h.mustRun(0, "add", "demo", srv.URL)
+
+	// Nothing listed demo yet, and no store: the name cannot be checked,
+	// and no store is created to check it.
+	r := h.mustRun(0, "tools", "disable", "demo", "retired")
+	if !strings.Contains(r.stderr, "not checked") {
+		t.Errorf("unchecked disable:\n%s", r)
+	}
+	h.mustRun(0, "connect", "demo")
+
+	before := h.configBytes()
+	r = h.mustRun(exitFail, "tools", "disable", "demo", "ech")
+	if !strings.Contains(r.stderr, `server "demo" has no tool "ech"; did you mean echo?`) {
+		t.Errorf("unknown tool:\n%s", r)
+	}
+	h.mustRun(exitFail, "tools", "enable", "demo", "ech")
+	if !bytes.Equal(h.configBytes(), before) {
+		t.Errorf("a refused tools command changed the config")
+	}
+	h.mustRun(0, "tools", "disable", "demo", "echo")
+
+	r = h.mustRun(0, "tools", "list", "demo")
+	for _, want := range []string{"echo      disabled", "add       enabled", "retired   disabled  (not offered by the server now)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("tools list lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = h.mustRun(0, "tools", "list", "demo", "--json")
+	var got struct {
+		Server string    `json:"server"`
+		Tools  []toolRow `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]toolRow{}
+	for _, row := range got.Tools {
+		rows[row.Name] = row
+	}
+	if got.Server != "demo" || len(got.Tools) != 9 || rows["echo"].Enabled || !rows["echo"].Offered ||
+		!rows["add"].Enabled || rows["retired"].Offered || rows["retired"].Enabled {
+		t.Errorf("tools list --json:\n%s", r.stdout)
+	}
+	// list, the model's view, hides the disabled tool; tools list does not.
+	if r := h.mustRun(0, "list", "demo"); strings.Contains(r.stdout, "echo") {
+		t.Errorf("list shows a disabled tool:\n%s", r.stdout)
+	}
+	// A name that is disabled is enabled without a check, offered or not.
+	h.mustRun(0, "tools", "enable", "demo", "retired")
+
+	// A server that cannot be reached: saved, with a note saying it was not checked.
+	h.mustRun(0, "add", "dead", closedURL(t))
+	r = h.mustRun(0, "tools", "disable", "dead", "x")
+	if !strings.Contains(r.stderr, `could not check that dead offers a tool "x"`) {
+		t.Errorf("unreachable:\n%s", r)
 	}
 }
