@@ -142,7 +142,7 @@ func TestRemoveEnableDisableTools(t *testing.T) {
 	h.mustRun(0, "disable", "docs")
 	h.mustRun(0, "tools", "disable", "docs", "delete_all")
 	r := h.mustRun(0, "servers")
-	if !strings.Contains(r.stdout, "no") || !strings.Contains(r.stdout, "1 tool(s) disabled") {
+	if !strings.Contains(r.stdout, "no") || !strings.Contains(r.stdout, "1 tool disabled") {
 		t.Errorf("servers after disable:\n%s", r.stdout)
 	}
 	h.mustRun(0, "enable", "docs")

@@ -264,3 +264,38 @@ func TestToolsListAndUnknownToolDisable(t *testing.T) {
 		t.Errorf("unreachable:\n%s", r)
 	}
 }
+
+// "0 tools" never stands for "unknown": a server that never listed its
+// catalog shows "-" in the table and -1 in JSON; counts read "1 tool".
+func TestStatusNeverSaysZeroForUnknown(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	h.mustRun(0, "add", "dead", closedURL(t))
+	h.mustRun(0, "add", "off", closedURL(t))
+	h.mustRun(0, "add", "demo", srv.URL)
+	h.mustRun(0, "disable", "off")
+	r := h.mustRun(exitFail, "status")
+	counts := map[string]string{}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(line); len(f) == 8 {
+			counts[f[0]] = strings.Join(f[4:7], " ")
+		}
+	}
+	if counts["dead"] != "- - -" || counts["off"] != "- - -" || counts["demo"] != "8 2 2" {
+		t.Errorf("status counts %q:\n%s", counts, r.stdout)
+	}
+	r = h.mustRun(exitFail, "status", "--json", "dead")
+	var got struct {
+		Servers []struct {
+			Tools   int `json:"tools"`
+			Prompts int `json:"prompts"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.Servers) != 1 || got.Servers[0].Tools != -1 || got.Servers[0].Prompts != -1 {
+		t.Errorf("status --json dead: %v\n%s", err, r.stdout)
+	}
+	h.mustRun(0, "tools", "disable", "off", "x")
+	if r := h.mustRun(0, "servers"); !strings.Contains(r.stdout, "1 tool disabled") {
+		t.Errorf("servers:\n%s", r.stdout)
+	}
+}
