@@ -299,3 +299,37 @@ func TestStatusNeverSaysZeroForUnknown(t *testing.T) {
 		t.Errorf("servers:\n%s", r.stdout)
 	}
 }
+
+// Every command that waits on a server draws a spinner saying what it
+// waits for on a terminal's stderr, erased when done; without a terminal
+// nothing of it is written.
+func TestWaitsShowProgressOnATerminal(t *testing.T) {
+	srv := fake.Start(t, nil)
+	h := newHarness(t)
+	h.mustRun(0, "add", "demo", srv.URL)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"connect", "demo"}, "Connecting demo…"},
+		{[]string{"status", "demo"}, "Connecting demo…"},
+		{[]string{"list", "demo"}, "Listing tools of demo…"},
+		{[]string{"tools", "list", "demo"}, "Listing tools of demo…"},
+		{[]string{"tools", "disable", "demo", "echo"}, "Checking the tools of demo…"},
+		{[]string{"describe", "demo", "add"}, "Connecting demo…"},
+		{[]string{"call", "demo", "add", `{"a":1,"b":2}`}, "Calling demo/add…"},
+		{[]string{"prompt", "demo", "greet", "name=Ada"}, "Connecting demo…"},
+		{[]string{"read", "demo", "demo://readme"}, "Connecting demo…"},
+		{[]string{"search", "echo"}, "Searching…"},
+	} {
+		h.errTTY = true
+		r := h.run(tc.args...)
+		if !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "\r\x1b[K") {
+			t.Errorf("%q on a terminal: stderr %q, want a spinner %q", tc.args, r.stderr, tc.want)
+		}
+		h.errTTY = false
+		if r := h.run(tc.args...); strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "\x1b[") {
+			t.Errorf("%q without a terminal drew a spinner: %q", tc.args, r.stderr)
+		}
+	}
+}
