@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/spf13/cobra"
 )
 
 // `mcpgate completion SHELL` writes each shell's script, is listed in the
@@ -331,5 +332,49 @@ func TestWaitsShowProgressOnATerminal(t *testing.T) {
 		if r := h.run(tc.args...); strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "\x1b[") {
 			t.Errorf("%q without a terminal drew a spinner: %q", tc.args, r.stderr)
 		}
+	}
+}
+
+// cobraPhrases are cobra's and pflag's own wordings, which must never
+// reach a person: each has an mcpgate wording instead.
+var cobraPhrases = []string{"arg(s)", "requires at least", "accepts at most", "accepts between", "only received", "invalid argument", "strconv.", "Unknown help topic"}
+
+// Every command refuses wrong arguments in mcpgate's words with exit 2:
+// too many arguments for each, none for those that need some, and an
+// unknown help topic.
+func TestArgumentErrorsInOurWords(t *testing.T) {
+	h := newHarness(t)
+	root := newRootCmd(&App{IO: &IO{}, Getenv: func(string) string { return "" }})
+	var runs [][]string
+	eachCommand(root, func(c *cobra.Command) {
+		if c == root || c.Hidden || !c.Runnable() {
+			return
+		}
+		path := strings.Fields(c.CommandPath())[1:]
+		words := strings.Fields(c.Use)
+		if !strings.Contains(c.Use, "...") {
+			runs = append(runs, append(slices.Clone(path), strings.Fields(strings.Repeat("x ", 6))...))
+		}
+		if len(words) > 1 && !strings.HasPrefix(words[1], "[") && strings.ToUpper(words[1]) == words[1] {
+			runs = append(runs, path)
+		}
+	})
+	runs = append(runs, []string{"help", "stauts"}, []string{"help", "tools", "nope"})
+	if len(runs) < 30 {
+		t.Fatalf("only %d runs: the walk missed commands", len(runs))
+	}
+	for _, args := range runs {
+		r := h.run(args...)
+		if r.code != exitUsage {
+			t.Errorf("%q: exit %d, want 2:\n%s", args, r.code, r)
+		}
+		for _, p := range cobraPhrases {
+			if strings.Contains(r.stderr, p) && !(p == "arg(s)" && strings.Contains(r.stderr, "argument(s)")) {
+				t.Errorf("%q: cobra's wording %q leaks: %q", args, p, r.stderr)
+			}
+		}
+	}
+	if r := h.run("help", "stauts"); !strings.Contains(r.stderr, "did you mean status?") {
+		t.Errorf("help stauts: %q", r.stderr)
 	}
 }

@@ -160,6 +160,7 @@ Try it without any setup:
 	add("agents", newServeCmd(app), newKeysCmd(app))
 	root.AddCommand(newDemoCmd(app))
 	addCompletion(root, app)
+	addHelpCmd(root)
 	return root
 }
 
