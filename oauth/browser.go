@@ -58,7 +58,8 @@ func safeURL(raw string) (string, error) {
 // (env) when set, else the OS's own opener. The URL is always one
 // argument of its own and no opener is a shell: on Windows, rundll32 hands
 // it to the URL protocol handler as it is, where "cmd /c start" would
-// treat & and ^ in its query as commands. $BROWSER's entries are
+// treat & and ^ in its query as commands (safeURL leaves no space or quote
+// in the URL, so Windows passes it to rundll32 unquoted, as it expects). $BROWSER's entries are
 // separated as PATH's are on goos (';' on Windows, where ':' follows a
 // drive letter).
 func browserCommand(goos, env, u string) []string {
