@@ -81,6 +81,12 @@ func plain[T any](key, want string, ptr func(*mcpgate.ServerConfig) *T, isDefaul
 	return field{
 		key: key,
 		decode: func(c *mcpgate.ServerConfig, raw json.RawMessage) error {
+			if p, ok := any(ptr(c)).(*string); ok && len(raw) >= 2 && raw[0] == '"' {
+				// Most fields are strings: no decoder for those.
+				var err error
+				*p, err = unquote(raw)
+				return err
+			}
 			if err := json.Unmarshal(raw, ptr(c)); err != nil {
 				return fmt.Errorf("must be %s", want)
 			}

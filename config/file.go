@@ -43,6 +43,11 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
+	return Parse(path, data)
+}
+
+// Parse is Load of a file already read: data is what path holds.
+func Parse(path string, data []byte) (*File, error) {
 	f, err := parse(path, data)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,14 @@ func FuzzParseImport(f *testing.F) {
 		"// comment\n{\"servers\":{\"v\":{\"type\":\"sse\",\"url\":\"https://v.example.com/sse\"},\"w\":{\"type\":\"http\",\"url\":\"${env:URL}\",},},}",
 		`{"mcp":{"servers":{"x":{"url":"http://127.0.0.1:3000/mcp","headers":{"X-Leak":"${AWS_SECRET_ACCESS_KEY}"}}}}}`,
 		"\ufeff{\"mcpServers\":{\"\u202ebidi\":{\"url\":\"https://e.example.com/\u0085\"}}}",
+		// Codex TOML, goose and Continue YAML, Zed, opencode, Gemini CLI.
+		"[mcp_servers.gh]\nurl = \"https://api.example.com/mcp/\"\nbearer_token_env_var = \"GH\"\nenv_http_headers = { \"X-K\" = \"K\" }\n[mcp_servers.r]\ncommand = \"npx\"\nargs = [\"mcp-remote\", \"https://r.example.com/mcp\"]\n",
+		"extensions:\n  gh:\n    type: streamable_http\n    uri: https://api.example.com/mcp/\n    headers: {Authorization: Bearer ${T}}\n  dev: {type: builtin}\n",
+		"mcpServers:\n  - name: A b\n    type: streamable-http\n    url: https://a.example.com/mcp\n  - name: A b\n    url: https://b.example.com/mcp\n  - uses: x/y\n",
+		"a: &a [1, 1, 1]\nb: &b [*a, *a, *a]\nextensions: {x: {type: streamable_http, uri: https://x.example.com, headers: {k: *b}}}\n",
+		`{"context_servers":{"z":{"command":{"path":"npx","args":["mcp-remote","https://z.example.com"]}},"u":{"url":"https://u.example.com"}}}`,
+		`{"mcp":{"o":{"type":"remote","url":"https://o.example.com/{env:P}","headers":{"A":"{env:A}"},"oauth":{}}}}`,
+		`{"mcpServers":{"g":{"httpUrl":"https://g.example.com","headers":{"A":"$TOKEN"},"excludeTools":["x"]},"s":{"url":"https://s.example.com"}}}`,
 	}
 	for i, s := range seeds {
 		f.Add([]byte(s), uint8(i))

@@ -2,7 +2,6 @@ package config
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
@@ -11,30 +10,6 @@ import (
 
 	"github.com/mcpgate/mcpgate"
 )
-
-// Format names the client whose configuration [ParseImport] reads.
-type Format string
-
-// The formats ParseImport reads.
-const (
-	// FormatAuto detects the format from the file's shape: "servers" or
-	// "mcp.servers" is VS Code; "mcpServers" (or "projects") is the shape
-	// Claude Code, Claude Desktop and Cursor share.
-	FormatAuto Format = "auto"
-	// FormatClaude is Claude Code's .mcp.json and ~/.claude.json.
-	FormatClaude Format = "claude"
-	// FormatClaudeDesktop is claude_desktop_config.json.
-	FormatClaudeDesktop Format = "claude-desktop"
-	// FormatCursor is ~/.cursor/mcp.json (Windsurf's mcp_config.json too).
-	FormatCursor Format = "cursor"
-	// FormatVSCode is .vscode/mcp.json or the user settings.json.
-	FormatVSCode Format = "vscode"
-)
-
-// Formats returns every format ParseImport accepts, for help text.
-func Formats() []Format {
-	return []Format{FormatAuto, FormatClaude, FormatClaudeDesktop, FormatCursor, FormatVSCode}
-}
 
 // Skipped is an entry ParseImport did not import, and why.
 type Skipped struct {
@@ -54,9 +29,11 @@ type Note struct {
 // ImportResult is what ParseImport found. Every entry of the source is in
 // exactly one of Servers and Skipped.
 type ImportResult struct {
-	// Format is the format read; for FormatAuto, the one detected
-	// (FormatClaude stands for every "mcpServers" file).
+	// Format is the format read; for FormatAuto, the one detected.
 	Format Format
+	// Detected says, for FormatAuto, what the format was told from; for a
+	// shape several hosts write, which reading was chosen.
+	Detected string
 	// Servers are valid and sorted by ID. They are enabled unless the
 	// source disabled them, and connect lazily.
 	Servers []mcpgate.ServerConfig
@@ -67,45 +44,70 @@ type ImportResult struct {
 }
 
 // ParseImport reads another client's MCP configuration; an empty format is
-// [FormatAuto]. Comments and trailing commas are accepted in every format
-// (VS Code writes them). Malformed JSON is an error of
+// [FormatAuto], which tells the syntax from the content. See
+// [ParseImportFile].
+func ParseImport(data []byte, format Format) (*ImportResult, error) {
+	return ParseImportFile("", data, format)
+}
+
+// ParseImportFile reads an agent host's MCP configuration, the file name
+// (which may be "") helping to tell its syntax: .toml, .yaml and .yml
+// files are TOML and YAML, others JSON with comments and trailing commas
+// (VS Code, Zed and opencode write them). A malformed file is an error of
 // [mcpgate.CategoryInvalid] giving the line and column.
 //
-// Entries that name a local command are skipped, except those running the
-// mcp-remote proxy, which are imported as the remote server they wrap. An
-// entry's auth is "oauth" when it has Claude Code's "oauth" block and
+// Every entry ends up in [ImportResult.Servers] or, with the reason, in
+// [ImportResult.Skipped]. Entries that name a local command are skipped,
+// except those running the mcp-remote proxy, which are imported as the
+// remote server they wrap; so are the legacy SSE transport, entries
+// without a usable URL and authentication mcpgate does not have. Each
+// host's spellings are read: url, serverUrl (Windsurf), httpUrl (Gemini
+// CLI, whose url is SSE), uri (goose), types http, streamable-http,
+// streamableHttp, streamable_http and remote; headers, Codex's
+// http_headers, env_http_headers and bearer_token_env_var (as an
+// Authorization header reading the variable); disabled and enabled:
+// false (imported disabled).
+//
+// An entry's auth is "oauth" when the host asks for OAuth (Claude Code's
+// "oauth" block, Gemini CLI's oauth.enabled, opencode's oauth object) and
 // "none" otherwise (an Authorization header carries its own credential).
-// ${VAR} and ${env:VAR} references are kept as written: each request
-// sends the variable's value to the server, so show [ImportResult.EnvUses]
-// to the person and import only what [ImportResult.CheckEnv] allows. Names that are not valid
-// server IDs are lower-cased, other characters turned into "-" and cut to
-// 32, with the original kept as the display name.
+// ${VAR} and ${env:VAR} references are kept as written (Gemini CLI's $VAR
+// and opencode's {env:VAR} become ${VAR}): each request sends the
+// variable's value to the server, so show [ImportResult.EnvUses] to the
+// person and import only what [ImportResult.CheckEnv] allows. Names that
+// are not valid server IDs are lower-cased, other characters turned into
+// "-" and cut to 32, with the original kept as the display name.
 //
 // Claude Code's ~/.claude.json also holds servers per project
 // (projects.<path>.mcpServers, the "local" scope). They exist nowhere else,
 // so they are imported like the others; one that has the ID of an earlier
 // entry is skipped, with a reason saying whether it is the same server.
-func ParseImport(data []byte, format Format) (*ImportResult, error) {
-	if format == "" {
-		format = FormatAuto
-	}
-	if !slices.Contains(Formats(), format) {
-		return nil, invalidf("import format %q: must be one of auto, claude, claude-desktop, cursor, vscode", format)
-	}
-	data = stripJSONC(trimBOM(data))
-	if err := checkSyntax(data); err != nil {
-		return nil, invalidf("import: %v", err)
-	}
-	top, err := decodeObject(data)
-	if err != nil {
-		return nil, invalidf("import: top level: %v", err)
-	}
-	format, sources, err := locate(top, format)
+func ParseImportFile(name string, data []byte, format Format) (*ImportResult, error) {
+	format, err := ParseFormat(string(format))
 	if err != nil {
 		return nil, err
 	}
-	res := &ImportResult{Format: format}
-	res.add(sources)
+	syn := syntaxOf(name, data)
+	if format != FormatAuto {
+		syn = dialectOf(format).syntax
+	}
+	top, err := decodeDocument(data, syn)
+	if err != nil {
+		return nil, err
+	}
+	var detected string
+	if format == FormatAuto {
+		if format, detected, err = detect(top, syn); err != nil {
+			return nil, err
+		}
+	}
+	d := dialectOf(format)
+	sources, err := d.locate(top)
+	if err != nil {
+		return nil, err
+	}
+	res := &ImportResult{Format: format, Detected: detected}
+	res.add(sources, d.decode)
 	slices.SortFunc(res.Servers, func(a, b mcpgate.ServerConfig) int { return strings.Compare(a.ID, b.ID) })
 	slices.SortStableFunc(res.Skipped, func(a, b Skipped) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(res.Notes, func(a, b Note) int { return strings.Compare(a.Name, b.Name) })
@@ -116,25 +118,7 @@ func ParseImport(data []byte, format Format) (*ImportResult, error) {
 type source struct {
 	project string // the project path in ~/.claude.json; "" for the file's own list
 	members []member
-}
-
-func locate(top []member, format Format) (Format, []source, error) {
-	if format == FormatAuto {
-		format = FormatVSCode
-		if hasKey(top, "mcpServers") || hasKey(top, "projects") {
-			format = FormatClaude
-		} else if !hasKey(top, "servers") && !hasKey(top, "mcp") && !hasKey(top, "mcp.servers") {
-			return "", nil, invalidf(`import: cannot tell the format: no "mcpServers", "servers" or "mcp": {"servers"} object`)
-		}
-	}
-	var sources []source
-	var err error
-	if format == FormatVSCode {
-		sources, err = vscodeSources(top)
-	} else {
-		sources, err = mcpServersSources(top)
-	}
-	return format, sources, err
+	skipped []Skipped // entries that are not even named (in a list)
 }
 
 func hasKey(members []member, key string) bool {
@@ -213,15 +197,21 @@ type candidate struct {
 // handed out in a fixed order (the file's own list before projects, names
 // that are IDs already before names that need normalizing) so the same file
 // always imports the same way.
-func (r *ImportResult) add(sources []source) {
+func (r *ImportResult) add(sources []source, decode func([]byte) (hostEntry, string)) {
 	var cands []candidate
 	for _, src := range sources {
+		r.Skipped = append(r.Skipped, src.skipped...)
 		for _, m := range src.members {
 			label := m.Key
 			if src.project != "" {
 				label = fmt.Sprintf("%s (project %s)", m.Key, src.project)
 			}
-			cfg, notes, reason := convertEntry(m.Value)
+			e, reason := decode(m.Value)
+			if reason != "" {
+				r.Skipped = append(r.Skipped, Skipped{label, reason})
+				continue
+			}
+			cfg, notes, reason := convertEntry(e)
 			if reason != "" {
 				r.Skipped = append(r.Skipped, Skipped{label, reason})
 				continue
@@ -305,58 +295,29 @@ func serverID(name string) (string, error) {
 	return id, nil
 }
 
-// foreignEntry is the union of what Claude Code, Claude Desktop, Cursor,
-// Windsurf and VS Code write for one server.
-type foreignEntry struct {
-	Type          string            `json:"type"`
-	URL           string            `json:"url"`
-	ServerURL     string            `json:"serverUrl"` // Windsurf
-	Headers       map[string]string `json:"headers"`
-	HeadersHelper string            `json:"headersHelper"` // Claude Code
-	Command       string            `json:"command"`
-	Args          []string          `json:"args"`
-	Env           map[string]string `json:"env"`
-	Disabled      bool              `json:"disabled"`      // Windsurf, Cline
-	DisabledTools []string          `json:"disabledTools"` // Windsurf, Cline
-	OAuth         *struct {
-		ClientID string `json:"clientId"`
-		Scopes   string `json:"scopes"` // space-separated
-	} `json:"oauth"` // Claude Code
-}
-
 // convertEntry turns one entry into a server without an ID, or says why it
 // cannot be imported.
-func convertEntry(raw json.RawMessage) (cfg mcpgate.ServerConfig, notes []string, reason string) {
-	if _, err := decodeObject(raw); err != nil {
-		return cfg, nil, "not a server entry: " + err.Error()
-	}
-	var fe foreignEntry
-	if err := json.Unmarshal(raw, &fe); err != nil {
-		return cfg, nil, "not a server entry: " + describeDecodeError(err)
-	}
-	if fe.HeadersHelper != "" {
-		return cfg, nil, `headersHelper runs a command to make headers, and mcpgate runs no commands: put the headers in "headers" with ${VAR} references`
-	}
-	typ := strings.ToLower(fe.Type)
-	rawURL, headers := cmp.Or(fe.URL, fe.ServerURL), fe.Headers
-	if fe.Command != "" {
-		remote, found, err := mcpRemote(fe.Command, fe.Args)
+func convertEntry(e hostEntry) (cfg mcpgate.ServerConfig, notes []string, reason string) {
+	typ := strings.ToLower(e.typ)
+	rawURL, headers := e.url, e.headers
+	if e.command != "" {
+		remote, found, err := mcpRemote(e.command, e.args)
 		switch {
 		case !found:
-			return cfg, nil, fmt.Sprintf("runs the local command %q: %s", describeCommand(fe.Command, fe.Args), stdioRule)
+			return cfg, nil, fmt.Sprintf("runs the local command %q: %s", describeCommand(e.command, e.args), stdioRule)
 		case err != nil:
 			return cfg, nil, "mcp-remote: " + err.Error()
 		}
 		rawURL, headers, typ = remote.url, remote.headers, remote.transport
 	}
 	switch typ {
-	case "", "http", "streamable-http", "streamablehttp":
-	case "stdio":
+	case "", "http", "streamable-http", "streamablehttp", "streamable_http", "remote":
+	case "stdio", "local":
 		return cfg, nil, stdioRule
 	case "sse":
 		return cfg, nil, sseRule + "; if the server also offers Streamable HTTP (often at /mcp), add that URL"
 	default:
-		return cfg, nil, fmt.Sprintf("type %q: not a transport mcpgate supports (Streamable HTTP only)", fe.Type)
+		return cfg, nil, fmt.Sprintf("type %q: not a transport mcpgate supports (Streamable HTTP only)", e.typ)
 	}
 	if reason := checkRefs(rawURL, headers); reason != "" {
 		return cfg, nil, reason
@@ -364,20 +325,22 @@ func convertEntry(raw json.RawMessage) (cfg mcpgate.ServerConfig, notes []string
 	cfg = mcpgate.ServerConfig{
 		URL:           rawURL,
 		Headers:       headers,
-		Enabled:       !fe.Disabled,
-		DisabledTools: fe.DisabledTools,
+		Enabled:       !e.disabled,
+		DisabledTools: e.disabledTools,
 	}
 	// An entry that says nothing of authentication is auth none: the
 	// source client would try OAuth on a 401, but a local or public server
-	// must not show a sign-in it does not need. Only an "oauth" block says
-	// OAuth; an Authorization header carries its own credential.
+	// must not show a sign-in it does not need. Only an explicit request
+	// says OAuth; an Authorization header carries its own credential.
 	cfg.Auth = mcpgate.AuthNone
-	if fe.OAuth != nil {
+	if e.oauth != nil {
 		cfg.Auth = mcpgate.AuthOAuth
-		cfg.ClientID = fe.OAuth.ClientID
-		cfg.Scopes = strings.Fields(fe.OAuth.Scopes)
+		cfg.ClientID = e.oauth.clientID
+		if len(e.oauth.scopes) > 0 {
+			cfg.Scopes = e.oauth.scopes
+		}
 	}
-	return cfg, importNotes(cfg, typ, fe.Env), ""
+	return cfg, append(e.notes, importNotes(cfg, typ, e.env)...), ""
 }
 
 // checkRefs refuses references mcpgate cannot resolve when it makes a

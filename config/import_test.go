@@ -302,7 +302,7 @@ func TestParseImportErrors(t *testing.T) {
 	}{
 		{"malformed", "{\n  \"mcpServers\": {\n    \"a\": {\"url\": }\n  }\n}", config.FormatAuto, "import: 3:18: malformed JSON"},
 		{"unterminated comment", "{\n  /* never closed\n}", config.FormatVSCode, "import: 2:3: malformed JSON"},
-		{"unknown format", `{}`, "zed", `import format "zed": must be one of auto, claude, claude-desktop, cursor, vscode`},
+		{"unknown format", `{}`, "cursr", `import format "cursr": unknown; did you mean cursor?`},
 		{"nothing to detect", `{"foo": 1}`, config.FormatAuto, "cannot tell the format"},
 		{"vscode file read as claude", `{"servers": {}}`, config.FormatClaude, `no "mcpServers" object found`},
 		{"claude file read as vscode", `{"mcpServers": {}}`, config.FormatVSCode, `no "servers"`},

@@ -1,11 +1,15 @@
 package netpolicy
 
 import (
+	"bytes"
+	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // certPool is the system's roots plus the certificates the environment
@@ -21,8 +25,7 @@ import (
 // error, since every TLS connection it was meant for would otherwise fail
 // with an unknown authority; a missing SSL_CERT_DIR directory is skipped,
 // as Go and OpenSSL skip it.
-func certPool(getenv func(string) string) (*x509.CertPool, error) {
-	file, dirs := getenv("SSL_CERT_FILE"), getenv("SSL_CERT_DIR")
+func certPool(file, dirs string) (*x509.CertPool, error) {
 	if file == "" && dirs == "" {
 		return nil, nil
 	}
@@ -57,4 +60,51 @@ func certPool(getenv func(string) string) (*x509.CertPool, error) {
 		}
 	}
 	return pool, nil
+}
+
+// checkCertFile is what New checks of SSL_CERT_FILE at once: that it can
+// be read and has a certificate block. Parsing the certificates (with the
+// system's roots and SSL_CERT_DIR's, some 10 ms) waits for the first TLS
+// handshake, so a process that answers from stored catalogs never pays
+// for it.
+func checkCertFile(file string) error {
+	if file == "" {
+		return nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("reading the CA certificates of SSL_CERT_FILE: %w", err)
+	}
+	if !bytes.Contains(data, []byte("-----BEGIN CERTIFICATE-----")) {
+		return fmt.Errorf("SSL_CERT_FILE %s holds no PEM certificate", file)
+	}
+	return nil
+}
+
+// lazyRootsConfig verifies servers' certificates against the roots
+// certPool(file, dirs) builds on the first handshake. The standard
+// verification cannot take roots that are not there yet, so it is turned
+// off and done here instead, as crypto/tls documents for VerifyConnection:
+// the same chain building from the peer's certificates to the roots, for
+// the name the connection was made to, on resumed connections too.
+func lazyRootsConfig(file, dirs string) *tls.Config {
+	roots := sync.OnceValues(func() (*x509.CertPool, error) { return certPool(file, dirs) })
+	return &tls.Config{
+		InsecureSkipVerify: true, // verified by VerifyConnection below
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			pool, err := roots()
+			if err != nil {
+				return err
+			}
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("tls: the server sent no certificate")
+			}
+			opts := x509.VerifyOptions{DNSName: cs.ServerName, Roots: pool, Intermediates: x509.NewCertPool()}
+			for _, c := range cs.PeerCertificates[1:] {
+				opts.Intermediates.AddCert(c)
+			}
+			_, err = cs.PeerCertificates[0].Verify(opts)
+			return err
+		},
+	}
 }

@@ -156,9 +156,13 @@ func New(opts *Options) (*Transport, error) {
 	if o.Dial == nil {
 		o.Dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	}
-	roots, err := certPool(o.Getenv)
-	if err != nil {
+	certFile, certDirs := o.Getenv("SSL_CERT_FILE"), o.Getenv("SSL_CERT_DIR")
+	if err := checkCertFile(certFile); err != nil {
 		return nil, err
+	}
+	var tlsConfig *tls.Config
+	if certFile != "" || certDirs != "" {
+		tlsConfig = lazyRootsConfig(certFile, certDirs)
 	}
 	t := &Transport{opts: o, proxy: readProxyConfig(o.Getenv)}
 	for i := range t.pools {
@@ -173,8 +177,8 @@ func New(opts *Options) (*Transport, error) {
 		// few servers at once: with the default two idle connections per
 		// host, concurrent calls would dial anew each time.
 		tr.MaxIdleConnsPerHost = maxIdlePerHost
-		if roots != nil {
-			tr.TLSClientConfig = &tls.Config{RootCAs: roots}
+		if tlsConfig != nil {
+			tr.TLSClientConfig = tlsConfig.Clone()
 		}
 		t.pools[i] = tr
 	}
@@ -254,31 +258,13 @@ func (t *Transport) dial(ctx context.Context, r rules, network, addr string) (ne
 	deadline := time.Now().Add(dialTimeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	var ips []netip.Addr
-	if ip, err := netip.ParseAddr(host); err == nil {
-		ips = []netip.Addr{ip}
-	} else {
-		if c, ok := nameClass(host); ok && c != loopback {
-			return nil, t.refuse(ctx, r, host, netip.Addr{}, c)
-		}
-		ipNet := map[string]string{"tcp4": "ip4", "tcp6": "ip6"}[network]
-		if ipNet == "" {
-			ipNet = "ip"
-		}
-		if ips, err = t.opts.Resolver.LookupNetIP(ctx, ipNet, host); err != nil {
-			return nil, err
-		}
-		if len(ips) == 0 {
-			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-		}
+	ipNet := map[string]string{"tcp4": "ip4", "tcp6": "ip6"}[network]
+	if ipNet == "" {
+		ipNet = "ip"
 	}
-	// Every address is checked before any is dialled: a name that
-	// resolves to a public and a private address is refused, not dialled
-	// at whichever comes first.
-	for _, ip := range ips {
-		if err := t.check(ctx, r, host, ip); err != nil {
-			return nil, err
-		}
+	ips, err := t.resolve(ctx, r, ipNet, host)
+	if err != nil {
+		return nil, err
 	}
 	// Then one after the other, each with its share of the time left (at
 	// least 2 s), as net.Dialer does for a name with several addresses.
@@ -299,6 +285,32 @@ func (t *Transport) dial(ctx context.Context, r rules, network, addr string) (ne
 		}
 	}
 	return nil, first
+}
+
+// resolve resolves host (a literal address stands for itself) and checks
+// every address before any is dialled: a name that resolves to a public
+// and a private address is refused, not dialled at whichever comes first.
+func (t *Transport) resolve(ctx context.Context, r rules, ipNet, host string) ([]netip.Addr, error) {
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ips = []netip.Addr{ip}
+	} else {
+		if c, ok := nameClass(host); ok && c != loopback {
+			return nil, t.refuse(ctx, r, host, netip.Addr{}, c)
+		}
+		if ips, err = t.opts.Resolver.LookupNetIP(ctx, ipNet, host); err != nil {
+			return nil, err
+		}
+		if len(ips) == 0 {
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+	}
+	for _, ip := range ips {
+		if err := t.check(ctx, r, host, ip); err != nil {
+			return nil, err
+		}
+	}
+	return ips, nil
 }
 
 // check returns a *RefusedError when the rules do not allow ip.

@@ -401,6 +401,33 @@ func TestCertificateAuthoritiesFromTheEnvironment(t *testing.T) {
 	}
 }
 
+// TestCertificatesFromTheEnvironmentAreStillVerified: with SSL_CERT_FILE
+// set, certificates are checked on the first handshake rather than by the
+// standard verification (the roots are built then), and that check still
+// refuses a certificate for another name and one from another authority.
+func TestCertificatesFromTheEnvironmentAreStillVerified(t *testing.T) {
+	n := netpolicytest.New(t)
+	n.Serve("203.0.113.11", []string{"corp-tls.example.test"}, http.HandlerFunc(ok))
+	n.Resolve("other.example.test", "203.0.113.11")
+	trusted := &http.Client{Transport: newTransport(t, n.Options(nil))}
+	if code, err := get(t, trusted, &publicServer, "https://corp-tls.example.test/"); err != nil || code != 200 {
+		t.Fatalf("the right name: %d %v", code, err)
+	}
+	_, err := get(t, trusted, &publicServer, "https://other.example.test/")
+	var wrongName x509.HostnameError
+	if !errors.As(err, &wrongName) {
+		t.Errorf("a certificate for another name: %v, want a hostname error", err)
+	}
+
+	other := netpolicytest.New(t)
+	untrusted := &http.Client{Transport: newTransport(t, n.Options(map[string]string{"SSL_CERT_FILE": other.CAFile()}))}
+	_, err = get(t, untrusted, &publicServer, "https://corp-tls.example.test/")
+	var unknown x509.UnknownAuthorityError
+	if !errors.As(err, &unknown) {
+		t.Errorf("another authority's certificate: %v, want an unknown authority", err)
+	}
+}
+
 func TestUnusableCertFileIsAnError(t *testing.T) {
 	notPEM := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {

@@ -2,7 +2,9 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -53,7 +55,12 @@ func WatchConfig(ctx context.Context, path string, logger *slog.Logger, apply fu
 			return fmt.Errorf("watching the config file: %w", err)
 		}
 	}
-	last, _ := loadServers(path)
+	// The servers the process started with are parsed only when the file
+	// first changes: at start the caller has just loaded it, and parsing a
+	// file of 1,000 servers again would delay its first answer.
+	startData, _ := os.ReadFile(path)
+	var last []mcpgate.ServerConfig
+	parsed := false
 
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
@@ -80,6 +87,10 @@ func WatchConfig(ctx context.Context, path string, logger *slog.Logger, apply fu
 				logger.Warn("the config file changed but does not load; keeping the last configuration", "error", mcpgate.Sanitize(err.Error(), 300))
 				continue
 			}
+			if !parsed {
+				last, _ = serversOf(path, startData)
+				parsed = true
+			}
 			if reflect.DeepEqual(servers, last) {
 				continue
 			}
@@ -90,11 +101,24 @@ func WatchConfig(ctx context.Context, path string, logger *slog.Logger, apply fu
 }
 
 func loadServers(path string) ([]mcpgate.ServerConfig, error) {
-	f, err := config.Load(path)
-	if err != nil {
-		return nil, err
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading config: %w", err)
 	}
-	servers := f.Servers()
+	return serversOf(path, data)
+}
+
+// serversOf reads the servers of the config file data, where empty data
+// is a missing file: no servers. The list is never nil.
+func serversOf(path string, data []byte) ([]mcpgate.ServerConfig, error) {
+	var servers []mcpgate.ServerConfig
+	if len(data) > 0 {
+		f, err := config.Parse(path, data)
+		if err != nil {
+			return nil, err
+		}
+		servers = f.Servers()
+	}
 	if servers == nil {
 		servers = []mcpgate.ServerConfig{}
 	}

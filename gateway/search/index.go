@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -163,23 +164,29 @@ func (ix *Index) forget(id int32) {
 
 // add gives docs IDs and returns them, and the postings of docs by term, in
 // document order, for the caller to merge into the index's postings.
+//
+// Terms are numbered locally while docs are read (a word seen before costs
+// one map lookup, not a split, a stop-word check and a stem), and a local
+// term gets the index's ID only when a document gives it a posting, so the
+// index knows only terms some live document has.
 func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 	cfg := &ix.cfg
+	b := builder{ix: ix, run: map[string][]int32{}, term: map[string]int32{}}
 
 	// Field terms of every document, and the average length of each field.
-	fields := make([][numFields][]string, len(docs))
+	fields := make([][numFields][]int32, len(docs))
 	for i, d := range docs {
 		f := &fields[i]
-		f[fieldName] = ix.termsOf(d.Tool)
-		f[fieldTitle] = ix.termsOf(d.Title)
-		f[fieldDesc] = ix.termsOf(d.Description)
+		f[fieldName] = b.terms(nil, d.Tool)
+		f[fieldTitle] = b.terms(nil, d.Title)
+		f[fieldDesc] = b.terms(nil, d.Description)
 		for _, p := range d.Params {
-			f[fieldParam] = append(f[fieldParam], ix.termsOf(p.Name)...)
-			f[fieldParamDesc] = append(f[fieldParamDesc], ix.termsOf(p.Description)...)
+			f[fieldParam] = b.terms(f[fieldParam], p.Name)
+			f[fieldParamDesc] = b.terms(f[fieldParamDesc], p.Description)
 		}
 		// The server field says which product a tool belongs to; each
 		// of its words counts once however the ID and title repeat it.
-		f[fieldServer] = dedupe(append(ix.termsOf(d.Server), ix.termsOf(d.ServerTitle)...))
+		f[fieldServer] = dedupeIDs(b.terms(b.terms(nil, d.Server), d.ServerTitle))
 		for k := range numFields {
 			ix.total[k] += float64(min(len(f[k]), 1<<16-1))
 		}
@@ -196,9 +203,10 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 	// frequency in each field.
 	slices.Sort(ix.free)
 	ids := make([]int, len(docs))
-	added := map[int32][]posting{} // new postings by term, in document order
-	slot := map[string]int{}
-	var order []string
+	local := make([][]posting, len(b.terms_))           // new postings by local term, in document order
+	slot := make([]int32, len(b.terms_))                // local term to its place in order, +1; 0 when not in this document
+	global := slices.Repeat([]int32{-1}, len(b.terms_)) // local term to the index's ID, once it has one
+	var order []int32
 	var tf [][numFields]float64
 	for i, d := range docs {
 		id := ix.newSlot()
@@ -206,15 +214,17 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 		s := &ix.slots[id]
 		s.live, s.server = true, d.Server
 		ix.byServer[d.Server] = append(ix.byServer[d.Server], id)
-		clear(slot)
+		for _, t := range order {
+			slot[t] = 0
+		}
 		order, tf = order[:0], tf[:0]
 		for k := range numFields {
 			s.length[k] = uint16(min(len(fields[i][k]), 1<<16-1))
 			for _, t := range fields[i][k] {
-				j, ok := slot[t]
-				if !ok {
-					j = len(order)
-					slot[t] = j
+				j := slot[t] - 1
+				if j < 0 {
+					j = int32(len(order))
+					slot[t] = j + 1
 					order = append(order, t)
 					tf = append(tf, [numFields]float64{})
 				}
@@ -246,18 +256,88 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 				names++
 				p.bit = uint8(names)
 			}
-			tid := ix.termID(t)
-			added[tid] = append(added[tid], p)
-			s.terms = append(s.terms, docTerm{id: tid, sat: p.sat})
+			if global[t] < 0 {
+				global[t] = ix.termID(b.terms_[t])
+			}
+			local[t] = append(local[t], p)
+			s.terms = append(s.terms, docTerm{id: global[t], sat: p.sat})
 		}
 		ix.nameLen[id] = uint8(names)
 	}
 	ix.n = live
 
-	for _, ps := range added {
-		sort.Slice(ps, func(i, j int) bool { return ps[i].doc < ps[j].doc })
+	added := make(map[int32][]posting, len(local))
+	for t, ps := range local {
+		if len(ps) == 0 {
+			continue
+		}
+		// Free IDs are taken lowest first and new ones are higher, so the
+		// postings are in document order already; this keeps it so if
+		// newSlot ever changes.
+		if !slices.IsSortedFunc(ps, byDoc) {
+			slices.SortFunc(ps, byDoc)
+		}
+		added[global[t]] = ps
 	}
 	return ids, added
+}
+
+func byDoc(a, b posting) int { return int(a.doc - b.doc) }
+
+// builder numbers the terms of the documents one add reads.
+type builder struct {
+	ix     *Index
+	run    map[string][]int32 // a run of letters and digits to the local numbers of its terms
+	term   map[string]int32   // a term to its local number
+	terms_ []string           // local number to term
+	buf    []string
+}
+
+// terms appends the local numbers of the terms of s to out. Runs of
+// letters and digits repeat across a catalog ("the", "repository",
+// "owner", a camelCase parameter), so each is split, checked and stemmed
+// once.
+func (b *builder) terms(out []int32, s string) []int32 {
+	for {
+		var run string
+		if run, s = nextRun(s); run == "" {
+			return out
+		}
+		ts, ok := b.run[run]
+		if !ok {
+			ts = []int32{}
+			b.buf = splitIdent(run, b.buf[:0])
+			for _, w := range b.buf {
+				if meaningful(w) {
+					ts = append(ts, b.number(b.ix.key(w)))
+				}
+			}
+			b.run[strings.Clone(run)] = ts
+		}
+		out = append(out, ts...)
+	}
+}
+
+// number returns term's local number, giving it one if it has none.
+func (b *builder) number(term string) int32 {
+	if t, ok := b.term[term]; ok {
+		return t
+	}
+	t := int32(len(b.terms_))
+	term = strings.Clone(term)
+	b.term[term] = t
+	b.terms_ = append(b.terms_, term)
+	return t
+}
+
+func dedupeIDs(ts []int32) []int32 {
+	out := ts[:0]
+	for _, t := range ts {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // addVocab adds the terms of added new to the index to the sorted vocabulary.

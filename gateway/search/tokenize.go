@@ -12,49 +12,56 @@ import (
 // of a run of capitals followed by a lower-case letter (HTTPServer), and
 // between letters and digits. A run that mixes letters and digits is also
 // kept whole ("r2", "oauth2", "k8s"), because its parts alone mean little.
-func words(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		// Skip separators.
-		i := 0
-		for i < len(s) {
-			if c := s[i]; c < utf8.RuneSelf {
-				if asciiAlnum(c) {
-					break
-				}
-				i++
-				continue
-			}
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if isAlnum(r) {
+func words(s string) []string { return appendWords(nil, s) }
+
+// appendWords appends the words of s to out, as words splits them.
+func appendWords(out []string, s string) []string {
+	for {
+		var run string
+		if run, s = nextRun(s); run == "" {
+			return out
+		}
+		out = splitIdent(run, out)
+	}
+}
+
+// nextRun returns the first run of letters and digits of s and what
+// follows it, or "" when s has none.
+func nextRun(s string) (run, rest string) {
+	// Skip separators.
+	i := 0
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiAlnum(c) {
 				break
 			}
-			i += n
+			i++
+			continue
 		}
-		s = s[i:]
-		if s == "" {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if isAlnum(r) {
 			break
 		}
-		// Take one alphanumeric run.
-		j := 0
-		for j < len(s) {
-			if c := s[j]; c < utf8.RuneSelf {
-				if !asciiAlnum(c) {
-					break
-				}
-				j++
-				continue
-			}
-			r, n := utf8.DecodeRuneInString(s[j:])
-			if !isAlnum(r) {
+		i += n
+	}
+	s = s[i:]
+	// Take one alphanumeric run.
+	j := 0
+	for j < len(s) {
+		if c := s[j]; c < utf8.RuneSelf {
+			if !asciiAlnum(c) {
 				break
 			}
-			j += n
+			j++
+			continue
 		}
-		out = splitIdent(s[:j], out)
-		s = s[j:]
+		r, n := utf8.DecodeRuneInString(s[j:])
+		if !isAlnum(r) {
+			break
+		}
+		j += n
 	}
-	return out
+	return s[:j], s[j:]
 }
 
 func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -13,6 +13,7 @@ import (
 // Bad input gets exit 2, a message naming the problem, and leaves the config
 // file exactly as it was.
 func TestAddRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.mustRun(0, "add", "good", "https://mcp.example.com/mcp")
 	before := h.configBytes()
@@ -60,6 +61,7 @@ func TestAddRefusesBadInput(t *testing.T) {
 }
 
 func TestAddRefusesBadInputWithoutCreatingTheConfig(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.mustRun(exitUsage, "add", "x", "http://example.com/mcp")
 	if _, err := os.Stat(h.cfg); !os.IsNotExist(err) {
@@ -68,6 +70,7 @@ func TestAddRefusesBadInputWithoutCreatingTheConfig(t *testing.T) {
 }
 
 func TestAddDuplicate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.mustRun(0, "add", "docs", "https://a.example.com/mcp")
 	before := h.configBytes()
@@ -85,6 +88,7 @@ func TestAddDuplicate(t *testing.T) {
 }
 
 func TestAddOptions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.env["TOKEN"] = "t"
 	h.mustRun(0, "add", "api", "https://api.example.com/mcp",
@@ -126,6 +130,7 @@ func TestAddOptions(t *testing.T) {
 }
 
 func TestAddWarnsAboutUnsetVariables(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.mustRun(0, "add", "api", "https://api.example.com/mcp", "--bearer-token-env", "API_TOKEN", "--header", "X-Team: ${TEAM_ID}")
 	for _, name := range []string{"$API_TOKEN", "$TEAM_ID"} {
@@ -136,6 +141,7 @@ func TestAddWarnsAboutUnsetVariables(t *testing.T) {
 }
 
 func TestRemoveEnableDisableTools(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.mustRun(0, "add", "docs", "https://docs.example.com/mcp")
 
@@ -178,6 +184,7 @@ func TestRemoveEnableDisableTools(t *testing.T) {
 }
 
 func TestHeaderParsing(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      []string
 		want    map[string]string
@@ -207,6 +214,7 @@ func TestHeaderParsing(t *testing.T) {
 // token, a token and a comment) was cut to its first line without a word,
 // and the server then refused every request.
 func TestAddRefusesAMultiLineToken(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.runIn("first-half\nsecond-half\n", "add", "api", "https://api.example.com/mcp", "--auth", "bearer")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "one line") {

@@ -79,6 +79,10 @@ type App struct {
 	// the oauth client's, under the network policy; closed with the App so
 	// no idle connection outlives the invocation.
 	network *netpolicy.Transport
+	// netOptions, when set, are the network's resolver and dialer (tests
+	// give a netpolicytest network); Getenv still supplies the
+	// environment.
+	netOptions *netpolicy.Options
 
 	// onStateChange, onLog and logger, when set before the first call to
 	// Manager, go to the manager (serve mirrors catalogs, forwards servers'
@@ -213,16 +217,11 @@ func (a *App) storePath() string {
 
 // keySourceText says in words where the open store's key came from.
 func (a *App) keySourceText() string {
-	switch a.keySource {
-	case seal.SourceEnv:
-		return "$" + seal.EnvKey
-	case seal.SourceKeyring:
-		return "the OS keyring"
-	case seal.SourceFile:
-		dir, _ := a.DataDir()
-		return "the key file " + filepath.Join(dir, seal.KeyFileName)
+	if a.keySource == "" {
+		return "nowhere yet (the store is not open)"
 	}
-	return "nowhere yet (the store is not open)"
+	dir, _ := a.DataDir()
+	return keySourceName(a.keySource, dir)
 }
 
 // OAuth returns the authorization client over the store, opening it on
@@ -257,7 +256,12 @@ func (a *App) Network() (*netpolicy.Transport, error) {
 	if a.network != nil {
 		return a.network, nil
 	}
-	tr, err := netpolicy.New(&netpolicy.Options{Getenv: a.Getenv})
+	opts := netpolicy.Options{}
+	if a.netOptions != nil {
+		opts = *a.netOptions
+	}
+	opts.Getenv = a.Getenv
+	tr, err := netpolicy.New(&opts)
 	if err != nil {
 		return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "setting up the network: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCallArgs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, source, stdin string
 		want                string // the JSON passed on, or the error's text
@@ -41,6 +42,7 @@ func TestCallArgs(t *testing.T) {
 }
 
 func TestCallElicitation(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
@@ -76,6 +78,7 @@ func TestCallElicitation(t *testing.T) {
 }
 
 func TestCallBadInvocation(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
@@ -103,6 +106,7 @@ func TestCallBadInvocation(t *testing.T) {
 }
 
 func TestCallTimeout(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
@@ -114,6 +118,7 @@ func TestCallTimeout(t *testing.T) {
 
 // On a terminal, a call's spinner shows the progress the server reports.
 func TestCallShowsServerProgress(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.errTTY = true

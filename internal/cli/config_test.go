@@ -13,6 +13,7 @@ import (
 // A malformed config file is named in a clear error by every command that
 // reads it, and no command rewrites it.
 func TestMalformedConfigIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	bad := []byte("{\n  \"mcpServers\": {\n    \"docs\": {\"url\": \"https://docs.example.com/mcp\",}\n  \n")
 	if err := os.WriteFile(h.cfg, bad, 0o600); err != nil {
@@ -42,6 +43,7 @@ func TestMalformedConfigIsLeftAlone(t *testing.T) {
 }
 
 func TestInvalidServerInConfig(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	bad := []byte(`{"mcpServers": {"docs": {"url": "http://example.com/mcp"}}}`)
 	if err := os.WriteFile(h.cfg, bad, 0o600); err != nil {
@@ -58,6 +60,7 @@ func TestInvalidServerInConfig(t *testing.T) {
 
 // Without --config, MCPGATE_CONFIG and MCPGATE_DATA_DIR choose the paths.
 func TestEnvironmentChoosesPaths(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.env["MCPGATE_CONFIG"] = h.cfg

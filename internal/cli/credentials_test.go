@@ -37,6 +37,7 @@ func (h *harness) storeFiles() [][]byte {
 // A bearer token piped to add is stored sealed, never in the config or any
 // output, and used for calls.
 func TestAddBearerTokenFromStdin(t *testing.T) {
+	t.Parallel()
 	tok := "tok-" + rand.Text()
 	srv := fake.Start(t, &fake.Options{BearerToken: tok})
 	h := newHarness(t)
@@ -88,6 +89,7 @@ func TestAddBearerTokenFromStdin(t *testing.T) {
 // A token that is missing or not one line is refused before anything is
 // written: the config, and the store, stay as they were.
 func TestAddBearerRefusesBadTokens(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.mustRun(0, "add", "docs", "https://docs.example.com/mcp")
 	before := h.configBytes()
@@ -121,6 +123,7 @@ func TestAddBearerRefusesBadTokens(t *testing.T) {
 // Commands that only read or edit the config never open the store, so
 // they create no key and no data directory.
 func TestConfigCommandsLeaveNoDataDir(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.env["TOKEN"] = "t"
 	for _, args := range [][]string{
@@ -138,6 +141,7 @@ func TestConfigCommandsLeaveNoDataDir(t *testing.T) {
 
 // status says where the key sealing credentials comes from, in both forms.
 func TestStatusNamesTheKeySource(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
@@ -185,6 +189,7 @@ func TestStatusNamesTheKeySource(t *testing.T) {
 // auth and logout refuse what they cannot do with a usage-like error, and
 // an unknown name is not found.
 func TestAuthRefusals(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.env["TOKEN"] = "t"
 	h.mustRun(0, "add", "docs", "https://docs.example.com/mcp")
@@ -221,6 +226,7 @@ func TestAuthRefusals(t *testing.T) {
 // cannot open a browser still shows the URL, says the browser failed, and
 // offers the paste; input that is not the redirect ends the sign-in.
 func TestAuthWithoutABrowser(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	h := newHarness(t)
@@ -243,6 +249,7 @@ func TestAuthWithoutABrowser(t *testing.T) {
 // A machine client signs in with its own credentials, no browser, and
 // calls refresh the token the same way.
 func TestAuthClientCredentials(t *testing.T) {
+	t.Parallel()
 	secret := "secret-" + rand.Text()
 	as := fake.StartAuth(t, &fake.AuthOptions{ClientCredentials: map[string]string{"ci": secret}})
 	srv := fake.Start(t, &fake.Options{Auth: as})
@@ -283,6 +290,7 @@ func TestAuthClientCredentials(t *testing.T) {
 // else: when the server names another one, auth and call say so, and the
 // secret goes nowhere.
 func TestAuthPinnedIssuerMismatch(t *testing.T) {
+	t.Parallel()
 	secret := "secret-" + rand.Text()
 	home := fake.StartAuth(t, &fake.AuthOptions{ClientCredentials: map[string]string{"ci": secret}})
 	elsewhere := fake.StartAuth(t, nil)
@@ -306,6 +314,7 @@ func TestAuthPinnedIssuerMismatch(t *testing.T) {
 
 // The OAuth client flags imply --auth oauth and are checked together.
 func TestAddOAuthFlags(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.mustRun(0, "add", "gh", "https://gh.example.com/mcp", "--client-id", "my-app", "--issuer", "https://github.com/login/oauth")
 	if cfg := string(h.configBytes()); !strings.Contains(cfg, `"auth": "oauth"`) || !strings.Contains(cfg, `"clientId": "my-app"`) ||
@@ -367,6 +376,7 @@ func TestAddOAuthFlags(t *testing.T) {
 // A sign-in error names the server once: added when the message does not
 // say which server, left alone when it does.
 func TestSignInErrorNamesTheServerOnce(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ id, msg, want string }{
 		{"gh", "authorization discovery: no metadata", "signing in to gh: authorization discovery: no metadata"},
 		{"gh", "signing in to gh: no answer from the browser in time", "signing in to gh: no answer from the browser in time"},
@@ -384,6 +394,7 @@ func TestSignInErrorNamesTheServerOnce(t *testing.T) {
 // Removing a server deletes its stored sign-in, so adding the name again
 // later does not quietly reuse it.
 func TestRemoveForgetsTheSignIn(t *testing.T) {
+	t.Parallel()
 	tok := "tok-" + rand.Text()
 	srv := fake.Start(t, &fake.Options{BearerToken: tok})
 	h := newHarness(t)
@@ -412,6 +423,7 @@ func TestRemoveForgetsTheSignIn(t *testing.T) {
 // at the first call; a JWT the server refuses ends in exit 1 naming the
 // file, not in a request to sign in (which would not help).
 func TestAddWorkloadIdentity(t *testing.T) {
+	t.Parallel()
 	platform := fake.NewJWTIssuer("https://platform.example")
 	as := fake.StartAuth(t, nil)
 	as.TrustWorkloads(platform)
@@ -442,6 +454,7 @@ func TestAddWorkloadIdentity(t *testing.T) {
 
 // --dpop is kept in the config and the sign-in says the token is bound.
 func TestAddDPoP(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, &fake.AuthOptions{DPoP: true, ClientCredentials: map[string]string{"ci": "ci-secret-12345"}})
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	h := newHarness(t)

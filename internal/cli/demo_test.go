@@ -56,6 +56,7 @@ func TestDemo(t *testing.T) {
 
 // The built binary runs the demo as a person would: go run ./cmd/mcpgate demo.
 func TestDemoBinary(t *testing.T) {
+	t.Parallel()
 	bin := mcpgateBinary(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")

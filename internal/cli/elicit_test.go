@@ -32,6 +32,7 @@ func elicitWith(t *testing.T, mode, stdin, schema string) (*mcp.ElicitResult, st
 }
 
 func TestElicitAcceptDefaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		schema string
@@ -65,6 +66,7 @@ func TestElicitAcceptDefaults(t *testing.T) {
 }
 
 func TestElicitDeclineModeNeverReads(t *testing.T) {
+	t.Parallel()
 	got, out := elicitWith(t, elicitDecline, "Bob\n", askSchema)
 	if got.Action != "decline" || got.Content != nil {
 		t.Errorf("got %+v", got)
@@ -75,6 +77,7 @@ func TestElicitDeclineModeNeverReads(t *testing.T) {
 }
 
 func TestElicitAsk(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		schema string
@@ -157,6 +160,7 @@ func TestElicitAsk(t *testing.T) {
 // Questions ask required fields first, otherwise in the schema's order, and
 // a hostile server's text cannot drive the terminal.
 func TestElicitAskShowsFieldsInOrderSanitized(t *testing.T) {
+	t.Parallel()
 	schema := `{"type":"object","properties":{"zeta":{"type":"string","title":"Z\u001b[2J"},"alpha":{"type":"string"},"req":{"type":"string","default":"x"}},"required":["req"]}`
 	var out strings.Builder
 	in := newLineReader(strings.NewReader("\n\n\n"))
@@ -178,6 +182,7 @@ func TestElicitAskShowsFieldsInOrderSanitized(t *testing.T) {
 // A question ends when its call's context does, even though stdin never
 // answers.
 func TestElicitAskHonoursContext(t *testing.T) {
+	t.Parallel()
 	r, w := newBlockingReader()
 	defer w()
 	in := newLineReader(r)

@@ -14,6 +14,7 @@ import (
 // the official TypeScript SDK and speaks the session era, so this is
 // mcpgate against a real implementation other than the go-sdk.
 func TestEverythingServer(t *testing.T) {
+	t.Parallel()
 	x := nodetest.Find(t)
 	url := x.StartEverything(t)
 	h := newHarness(t)

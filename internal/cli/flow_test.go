@@ -12,6 +12,7 @@ import (
 // TestFlow walks what a person does first: add a server, check it, look at
 // its tools, call them, use its prompts and resources.
 func TestFlow(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 
@@ -211,6 +212,7 @@ func TestFlow(t *testing.T) {
 // seen one DELETE per session (session era), or the end of every
 // subscriptions/listen stream (2026-07-28, which has no session).
 func TestCommandsCloseTheirSessions(t *testing.T) {
+	t.Parallel()
 	for _, versions := range [][]string{fake.SessionEra, nil} {
 		srv := fake.Start(t, &fake.Options{Versions: versions})
 		h := newHarness(t)

@@ -20,21 +20,26 @@ const maxImportBytes = 64 << 20
 
 type importOptions struct {
 	File     string
-	Format   *enumFlag
+	Format   string
 	Replace  bool
 	AllowEnv []string
 }
 
 func newImportCmd(app *App) *cobra.Command {
-	opts := &importOptions{Format: newEnumFlag("auto", "auto", "claude", "claude-desktop", "cursor", "vscode")}
+	opts := &importOptions{}
 	cmd := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Import servers from a Claude Code, Claude Desktop, Cursor or VS Code config",
+		Short: "Import servers from another agent host's MCP config (Claude Code, Cursor, VS Code, Codex, goose, ...)",
 		Long: strings.TrimSpace(`
 Import the remote (HTTP) servers of another tool's MCP config. Local (stdio)
 servers and anything else mcpgate cannot connect to are listed as skipped,
-with the reason. A server whose name is already configured is refused unless
---replace is given; either everything is imported or nothing is.
+with the reason; mcp-remote wrappers are imported as the server they reach.
+A server whose name is already configured is refused unless --replace is
+given; either everything is imported or nothing is.
+
+The format is told from the file (JSON, TOML or YAML, and its shape), and
+said in the output; --format names the host when that guess is wrong:
+` + formatList() + `.
 
 Headers may read environment variables (${VAR}), whose values are then sent
 to the server with every request. A project's config can name any variable,
@@ -47,8 +52,10 @@ FILE may be - to read standard input.`),
 		Example: examples(`
   mcpgate import .mcp.json
   mcpgate import .mcp.json --allow-env GITHUB_TOKEN,SENTRY_TOKEN
-  mcpgate import ~/.claude.json --format claude
+  mcpgate import ~/.claude.json --format claude-code
   mcpgate import ~/.cursor/mcp.json
+  mcpgate import ~/.codex/config.toml
+  mcpgate import ~/.gemini/settings.json --format gemini
   mcpgate import .vscode/mcp.json --replace`),
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,18 +63,35 @@ FILE may be - to read standard input.`),
 			return runImport(app, opts)
 		},
 	}
-	cmd.Flags().Var(opts.Format, "format", "format of FILE: auto, claude, claude-desktop, cursor or vscode")
+	cmd.Flags().StringVar(&opts.Format, "format", "auto", "the host that wrote FILE: "+formatList())
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "replace servers that are already configured")
 	cmd.Flags().StringSliceVar(&opts.AllowEnv, "allow-env", nil, "environment `variables` the imported headers may read and send to their servers (comma-separated or repeated)")
 	return cmd
 }
 
+// formatList names every --format value, for help.
+func formatList() string {
+	var names []string
+	for _, f := range config.Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
 func runImport(app *App, opts *importOptions) error {
+	format, err := config.ParseFormat(opts.Format)
+	if err != nil {
+		return usageErrorf("--format: %s", strings.TrimPrefix(err.Error(), "import format "))
+	}
 	data, err := readImport(app, opts.File)
 	if err != nil {
 		return err
 	}
-	res, err := config.ParseImport(data, config.Format(opts.Format.value))
+	name := opts.File
+	if name == "-" {
+		name = ""
+	}
+	res, err := config.ParseImportFile(name, data, format)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", opts.File, err)
 	}
@@ -82,6 +106,9 @@ func runImport(app *App, opts *importOptions) error {
 		return err
 	}
 	out := app.IO.Out
+	if res.Detected != "" {
+		fmt.Fprintf(out, "Read %s as %s: detected from %s.\n", opts.File, res.Format, res.Detected)
+	}
 	if len(res.Servers) > 0 {
 		if err := cfg.Import(res, opts.Replace); err != nil {
 			return err

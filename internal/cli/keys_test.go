@@ -63,6 +63,7 @@ func callerIs(t *testing.T, a *inbound.Authenticator, key string) (inbound.Princ
 }
 
 func TestKeys(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	h, path := keysHarness(t, dsn)
 	gw := keysGateway(t, path, dsn)
@@ -173,6 +174,7 @@ func TestKeys(t *testing.T) {
 // Mistakes are told before anything is opened, with the exit codes of
 // every command: 2 for usage, 1 for what is not there.
 func TestKeysUsage(t *testing.T) {
+	t.Parallel()
 	h, path := keysHarness(t, "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
 	tests := []struct {
 		name string
@@ -202,6 +204,7 @@ func TestKeysUsage(t *testing.T) {
 // A database that does not answer fails the command, and its password is
 // never shown.
 func TestKeysDatabaseErrorsHideThePassword(t *testing.T) {
+	t.Parallel()
 	h, path := keysHarness(t, "postgres://gateway:hunter2-secret@127.0.0.1:1/mcpgate?connect_timeout=1&sslmode=disable")
 	start := time.Now()
 	r := h.mustRun(1, "keys", "list", "--deploy", path, "--tenant", "acme")

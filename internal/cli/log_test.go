@@ -38,6 +38,7 @@ func findCall(t *testing.T, l logJSON, server, tool string) serve.LogEntryJSON {
 }
 
 func TestLog(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	// Nothing logged yet: say so, and create nothing.
 	r := h.mustRun(0, "log")
@@ -93,6 +94,7 @@ func TestLog(t *testing.T) {
 }
 
 func TestLogFailure(t *testing.T) {
+	t.Parallel()
 	hook := fake.Status500()
 	bad := fake.StartHostile(t, fake.HostileOptions{CallTool: hook.Call})
 	h := newHarness(t)
@@ -105,6 +107,7 @@ func TestLogFailure(t *testing.T) {
 }
 
 func TestLogKeepsNoSecrets(t *testing.T) {
+	t.Parallel()
 	const token, arg = "tok-SECRET-123", "arg-SECRET-456"
 	srv := fake.Start(t, &fake.Options{BearerToken: token})
 	h := newHarness(t)
@@ -128,6 +131,7 @@ func TestLogKeepsNoSecrets(t *testing.T) {
 // TestLogAcrossProcesses checks that `mcpgate log` shows what another
 // mcpgate process did: the log lives in the shared store.
 func TestLogAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	p := newProcs(t)
 	p.mustRun(0, "add", "demo", srv.URL, "--auth", "none")

@@ -17,6 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	serveStdioEcho()
+	testbin.Waiting(8)
 	goleak.VerifyTestMain(testbin.Removing(m))
 }
 
@@ -104,6 +105,8 @@ func (h *harness) configBytes() []byte {
 // --version prints the module version from the build info ("dev" for a
 // checkout's "(devel)"), the commit, its date and local changes when the
 // build stamped them, and the Go version.
+//
+// Not parallel: it swaps readBuildInfo, which every run reads.
 func TestVersionNamesTheCommit(t *testing.T) {
 	vcs := []debug.BuildSetting{{Key: "vcs.revision", Value: "1a2b3c4d5e6f7a8b9c0d"}, {Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}
 	for _, tc := range []struct {

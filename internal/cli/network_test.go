@@ -14,6 +14,7 @@ import (
 // the proxy (which resolves the name: mcpgate dials only the proxy), to a
 // server whose certificate only that CA vouches for.
 func TestCorporateNetworkFromTheEnvironment(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	n := netpolicytest.New(t)
 	n.Forward("203.0.113.30", []string{"mcp.example.test"}, srv.URL)
@@ -49,6 +50,7 @@ func TestCorporateNetworkFromTheEnvironment(t *testing.T) {
 // TestPolicyRefusalOnTheCommandLine: a server at a metadata address is
 // refused with the policy's own words, before the proxy is asked.
 func TestPolicyRefusalOnTheCommandLine(t *testing.T) {
+	t.Parallel()
 	n := netpolicytest.New(t)
 	proxy := n.StartProxy()
 	h := newHarness(t)

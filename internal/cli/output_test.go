@@ -10,6 +10,7 @@ import (
 )
 
 func TestSanitize(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"plain text\nsecond\tline", "plain text\nsecond\tline"},
 		{"\x1b[2J\x1b[Hclear", "[2J[Hclear"},
@@ -29,6 +30,7 @@ func TestSanitize(t *testing.T) {
 }
 
 func TestFirstLine(t *testing.T) {
+	t.Parallel()
 	if got := firstLine("\n  Echoes text.\nMore.", 80); got != "Echoes text." {
 		t.Errorf("got %q", got)
 	}
@@ -39,6 +41,7 @@ func TestFirstLine(t *testing.T) {
 
 // JSON keeps every string's value but escapes what could drive a terminal.
 func TestWriteJSONEscapesControls(t *testing.T) {
+	t.Parallel()
 	in := map[string]string{"s": "a\x1b[31mb\u009bc\u202ed<&>"}
 	var out strings.Builder
 	if err := writeJSON(&out, in); err != nil {
@@ -59,6 +62,7 @@ func TestWriteJSONEscapesControls(t *testing.T) {
 }
 
 func TestWriteCallResult(t *testing.T) {
+	t.Parallel()
 	size := int64(2048)
 	res := &mcp.CallToolResult{Content: []mcp.Content{
 		&mcp.TextContent{Text: "hello\x1b[2J"},
@@ -91,6 +95,7 @@ func TestWriteCallResult(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err  error
 		want int
@@ -114,6 +119,7 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	tests := []struct {
 		args []string
@@ -126,7 +132,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"list", "--json=maybe"}, `--json "maybe": must be true or false`},
 		{[]string{"prompt", "demo", "greet", "name"}, "want KEY=VALUE"},
 		{[]string{"prompt", "demo", "greet", "a=1", "a=2"}, "given twice"},
-		{[]string{"import", "x", "--format", "zed"}, "must be one of auto, claude"},
+		{[]string{"import", "x", "--format", "zedd"}, "--format: \"zedd\": unknown; did you mean zed?"},
 		{[]string{"read", "demo", " "}, "URI must not be empty"},
 	}
 	for _, tt := range tests {

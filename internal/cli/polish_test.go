@@ -15,6 +15,7 @@ import (
 // `mcpgate completion SHELL` writes each shell's script, is listed in the
 // help, and an unknown shell is a usage error, not the help with exit 0.
 func TestCompletionScripts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for shell, marker := range map[string]string{
 		"bash":       "# bash completion V2 for mcpgate",
@@ -56,6 +57,7 @@ func (h *harness) completions(args ...string) []string {
 // (nothing appears in the data directory) and nothing is connected (the
 // servers' URLs have nobody listening).
 func TestCompletionOfServerAndToolNames(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.mustRun(0, "add", "docs", closedURL(t))
 	h.mustRun(0, "add", "drive", closedURL(t))
@@ -88,6 +90,7 @@ func TestCompletionOfServerAndToolNames(t *testing.T) {
 // A flag's bad value is named with what the flag wants, never with the
 // parser's message (strconv.ParseInt, time.ParseDuration), and exits 2.
 func TestFlagErrorsInOurWords(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.mustRun(0, "add", "docs", closedURL(t))
 	for _, tc := range []struct {
@@ -116,6 +119,7 @@ func TestFlagErrorsInOurWords(t *testing.T) {
 // --elicit decline is the person's choice, and the note says so; without
 // a terminal the note says there was nobody to ask instead.
 func TestElicitDeclineSaysThePersonChoseIt(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
@@ -132,6 +136,7 @@ func TestElicitDeclineSaysThePersonChoseIt(t *testing.T) {
 // A command about one server names it in its error, whatever failed, and
 // keeps the exit code of what failed.
 func TestErrorsNameTheServer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.mustRun(0, "add", "dead", closedURL(t))
 	for _, args := range [][]string{
@@ -149,6 +154,7 @@ func TestErrorsNameTheServer(t *testing.T) {
 // connect, reconnect and disconnect print the server's status as JSON with
 // --json, the same object status --json lists.
 func TestConnectJSON(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
@@ -169,6 +175,7 @@ func TestConnectJSON(t *testing.T) {
 // usage error (exit 2) naming what the prompt takes, and no prompts/get
 // reaches the server; an unknown prompt is not found, with the closest.
 func TestPromptChecksArgumentsBeforeSending(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
@@ -206,6 +213,7 @@ func TestPromptChecksArgumentsBeforeSending(t *testing.T) {
 // name the server no longer offers); tools disable of a tool the server
 // does not offer is refused with the closest names and changes nothing.
 func TestToolsListAndUnknownToolDisable(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
@@ -269,6 +277,7 @@ func TestToolsListAndUnknownToolDisable(t *testing.T) {
 // "0 tools" never stands for "unknown": a server that never listed its
 // catalog shows "-" in the table and -1 in JSON; counts read "1 tool".
 func TestStatusNeverSaysZeroForUnknown(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "dead", closedURL(t))
@@ -305,6 +314,7 @@ func TestStatusNeverSaysZeroForUnknown(t *testing.T) {
 // waits for on a terminal's stderr, erased when done; without a terminal
 // nothing of it is written.
 func TestWaitsShowProgressOnATerminal(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
@@ -343,6 +353,7 @@ var cobraPhrases = []string{"arg(s)", "requires at least", "accepts at most", "a
 // too many arguments for each, none for those that need some, and an
 // unknown help topic.
 func TestArgumentErrorsInOurWords(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	root := newRootCmd(&App{IO: &IO{}, Getenv: func(string) string { return "" }})
 	var runs [][]string

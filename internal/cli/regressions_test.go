@@ -26,6 +26,7 @@ func stepUpDone(t *testing.T) (*procs, *fake.AuthServer, *fake.Server) {
 // Once a step-up has been granted, the scopes the person configures decide
 // again what a sign-in asks for. A granted step-up is cleared from the credential.
 func TestConfiguredScopesWinAfterAGrantedStepUp(t *testing.T) {
+	t.Parallel()
 	p, as, srv := stepUpDone(t)
 	p.mustRun(0, "add", "secure", srv.URL, "--auth", "oauth", "--scope", "read", "--replace")
 	p.mustRun(0, "auth", "secure")
@@ -37,6 +38,7 @@ func TestConfiguredScopesWinAfterAGrantedStepUp(t *testing.T) {
 // Two sign-ins at once after a granted step-up behave as before one: the
 // second waits and uses the first's result.
 func TestConcurrentAuthAfterAGrantedStepUp(t *testing.T) {
+	t.Parallel()
 	p, as, _ := stepUpDone(t)
 	exchanges := as.TokenRequests(fake.GrantAuthorizationCode)
 	browsers := len(fake.BrowserLog(p.browserLog))
@@ -67,6 +69,7 @@ func TestConcurrentAuthAfterAGrantedStepUp(t *testing.T) {
 // plaintext, the login's state included, even in pages freed when a flow
 // is taken.
 func TestStoreHoldsNoSignInStateInPlaintext(t *testing.T) {
+	t.Parallel()
 	p, as, _ := signedIn(t, nil)
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		b, err := os.ReadFile(filepath.Join(p.dataDir, storeFileName+suffix))
@@ -86,6 +89,7 @@ func TestStoreHoldsNoSignInStateInPlaintext(t *testing.T) {
 // process would hide such a race (its socket write is a release for the
 // race detector); a client in another process does not.
 func TestFakeFieldsRaceWithOtherProcesses(t *testing.T) {
+	t.Parallel()
 	if !testbin.Race {
 		t.Skip("shows only with -race")
 	}

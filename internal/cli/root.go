@@ -152,12 +152,13 @@ Try it without any setup:
 		newToolsCmd(app), newImportCmd(app), newServersCmd(app), newUICmd(app))
 	add("auth", newAuthCmd(app), newLogoutCmd(app))
 	add("connect",
-		newStatusCmd(app), newConnectCmd(app, opConnect), newConnectCmd(app, opDisconnect), newConnectCmd(app, opReconnect), newLogCmd(app))
+		newStatusCmd(app), newConnectCmd(app, opConnect), newConnectCmd(app, opDisconnect), newConnectCmd(app, opReconnect), newLogCmd(app),
+		newDoctorCmd(app))
 	add("use",
 		newSearchCmd(app), newListCmd(app), newDescribeCmd(app), newCallCmd(app),
 		newPromptsCmd(app), newPromptCmd(app), newResourcesCmd(app), newReadCmd(app))
 	root.AddGroup(&cobra.Group{ID: "agents", Title: "Serve agents:"})
-	add("agents", newServeCmd(app), newKeysCmd(app))
+	add("agents", newServeCmd(app), newKeysCmd(app), newInstallCmd(app), newUninstallCmd(app))
 	root.AddCommand(newDemoCmd(app))
 	addCompletion(root, app)
 	addHelpCmd(root)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	a := fake.Start(t, nil)
 	b := fake.Start(t, nil)
 	h := newHarness(t)

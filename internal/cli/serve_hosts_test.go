@@ -29,6 +29,7 @@ func everything(t *testing.T, p *procs) *nodetest.Tools {
 }
 
 func TestServeToTheTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	p := newProcs(t)
 	x := everything(t, p)
 	script, err := filepath.Abs(filepath.Join("testdata", "tshost.mjs"))
@@ -56,6 +57,7 @@ func TestServeToTheTypeScriptSDK(t *testing.T) {
 }
 
 func TestServeToTheGoSDKAtEachGeneration(t *testing.T) {
+	t.Parallel()
 	p := newProcs(t)
 	everything(t, p)
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {

@@ -78,6 +78,7 @@ func blockContent(t *testing.T, out string) string {
 }
 
 func TestServeOverStdio(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	hook := fake.Status500()
 	bad := fake.StartHostile(t, fake.HostileOptions{CallTool: hook.Call})
@@ -132,6 +133,7 @@ func TestServeOverStdio(t *testing.T) {
 }
 
 func TestServeDirect(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	p := newProcs(t)
 	p.mustRun(0, "add", "demo", srv.URL, "--auth", "none")
@@ -174,6 +176,7 @@ func TestServeDirect(t *testing.T) {
 // generation: elicitation/create for 2025-11-25, an InputRequiredResult the
 // host answers by retrying for 2026-07-28.
 func TestServeElicitation(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	p := newProcs(t)
 	p.mustRun(0, "add", "demo", srv.URL, "--auth", "none")
@@ -196,6 +199,7 @@ func TestServeElicitation(t *testing.T) {
 }
 
 func TestServeAnswersAMalformedLineAndGoesOn(t *testing.T) {
+	t.Parallel()
 	p := newProcs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -239,6 +243,7 @@ func TestServeAnswersAMalformedLineAndGoesOn(t *testing.T) {
 // A tool disabled by another process (the CLI here; the settings page
 // writes the same file) leaves the host's list and is refused.
 func TestServeFollowsConfigChangesOfOtherProcesses(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	p := newProcs(t)
 	p.mustRun(0, "add", "demo", srv.URL, "--auth", "none")

@@ -9,6 +9,7 @@ import (
 // start without the sealing key every replica shares: both are usage
 // errors that say what to do, before anything listens or connects.
 func TestServeHTTPRefusesWhatCannotWork(t *testing.T) {
+	t.Parallel()
 	h, path := keysHarness(t, "postgres://postgres@127.0.0.1:1/none?sslmode=disable")
 	for _, args := range [][]string{
 		{"serve", "--deploy", path},

@@ -22,6 +22,7 @@ func closedURL(t *testing.T) string {
 }
 
 func TestStatusNeedsAuthExits4(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, &fake.Options{BearerToken: "s3cret"})
 	h := newHarness(t)
 	h.env["TOKEN"] = "wrong"
@@ -65,6 +66,7 @@ func TestStatusNeedsAuthExits4(t *testing.T) {
 }
 
 func TestStatusErrorExits1(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.mustRun(0, "add", "gone", closedURL(t))
 	r := h.mustRun(exitFail, "status")
@@ -78,6 +80,7 @@ func TestStatusErrorExits1(t *testing.T) {
 }
 
 func TestStatusSkipsDisabledServers(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "off", closedURL(t), "--disabled")
@@ -94,6 +97,7 @@ func TestStatusSkipsDisabledServers(t *testing.T) {
 }
 
 func TestStatusUnknownServer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.mustRun(exitFail, "status", "nope")
 	if !strings.Contains(r.stderr, "nope") {
@@ -106,6 +110,7 @@ func TestStatusUnknownServer(t *testing.T) {
 // A server that fails is one line on stderr; the others are still listed,
 // and the exit code says something failed.
 func TestListAllWithAFailingServer(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "good", srv.URL)
@@ -141,6 +146,7 @@ func TestListAllWithAFailingServer(t *testing.T) {
 }
 
 func TestConnectDisconnectReconnect(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	h.mustRun(0, "add", "demo", srv.URL)
@@ -164,6 +170,7 @@ func TestConnectDisconnectReconnect(t *testing.T) {
 
 // status says which MCP version each server speaks.
 func TestStatusShowsProtocolVersion(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for id, versions := range map[string][]string{"new": nil, "old": {"2025-03-26"}} {
 		srv := fake.Start(t, &fake.Options{Versions: versions})
@@ -197,6 +204,7 @@ func TestStatusShowsProtocolVersion(t *testing.T) {
 // string (some servers take ?api_key=) is configured as it is, but
 // servers, status, add and import print it with the values redacted.
 func TestListingsRedactQuerySecrets(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	h := newHarness(t)
 	const secret = "qs-s3cret-value"

@@ -129,8 +129,10 @@ func runUI(ctx context.Context, app *App, opts *uiOptions) error {
 		OAuth:     oc,
 		Questions: st,
 		Config:    func() (*config.File, error) { return config.Load(path) },
-		Addr:      ln.Addr().String(),
-		Logger:    app.logger,
+		// What other processes change there appears on the page.
+		ConfigPath: path,
+		Addr:       ln.Addr().String(),
+		Logger:     app.logger,
 		// The store's log: what every mcpgate process sent, serve's too.
 		Log: func(ctx context.Context, n int) ([]manager.RequestLogEntry, error) {
 			entries, err := st.RecentLog(ctx, "", n)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestUIListenAddr(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]string{
 		"127.0.0.1:0":    "127.0.0.1:0",
 		"localhost:8765": "127.0.0.1:8765",
@@ -30,6 +31,7 @@ func TestUIListenAddr(t *testing.T) {
 }
 
 func TestUIRefusesANetworkAddress(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.mustRun(2, "ui", "--addr", "0.0.0.0:0", "--no-browser")
 	if !strings.Contains(r.stderr, "loopback") {
@@ -40,6 +42,7 @@ func TestUIRefusesANetworkAddress(t *testing.T) {
 // TestUIServesUntilInterrupted: ui prints the address, serves the page
 // there (with the token, not without), and ends cleanly on Ctrl-C.
 func TestUIServesUntilInterrupted(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -13,10 +13,12 @@ package testbin
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -99,4 +101,20 @@ func (o *Output) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.b.String()
+}
+
+// Waiting raises how many parallel tests run at once to n, for a package
+// whose tests spend their time waiting on processes and servers rather
+// than computing: the default, one per CPU, leaves a two-core machine
+// idle while they wait. A -test.parallel given on the command line wins.
+// Call it from TestMain, before m.Run.
+func Waiting(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(n)) // the testing package always defines it
+	}
 }

@@ -64,6 +64,11 @@ type serverView struct {
 	Prompts   int        `json:"prompts"`
 	Resources int        `json:"resources"`
 	Stale     bool       `json:"stale,omitempty"`
+	// Cached says the counts are of the catalog a process last stored,
+	// listed at CachedAt, not of a live session (the state is then never
+	// ready). Counts are -1 when unknown: never 0 for "not loaded".
+	Cached   bool      `json:"cached,omitempty"`
+	CachedAt time.Time `json:"cachedAt,omitzero"`
 	// Disabled are the tools switched off in the config.
 	Disabled []string `json:"disabled"`
 	// CanSignIn is set for servers that sign in with OAuth.
@@ -100,7 +105,13 @@ func (s *Server) view(ctx context.Context, st manager.Status) serverView {
 		ID: st.ID, Name: clean(st.Name, maxName), URL: clean(mcpgate.ShowURL(st.URL), maxName), Auth: string(st.Auth),
 		Enabled: st.Enabled, State: string(st.State),
 		Tools: st.Tools, Prompts: st.Prompts, Resources: st.Resources, Stale: st.Stale,
+		Cached: st.Cached, CachedAt: st.CachedAt,
 		Disabled: []string{},
+	}
+	if st.ConnectionID == 0 && !st.Cached {
+		// No session and no stored catalog: what the server offers is not
+		// known, and must not read as "0 tools".
+		v.Tools, v.Prompts, v.Resources = -1, -1, -1
 	}
 	cfg, err := s.opts.Manager.Config(st.ID)
 	if err == nil {
@@ -283,9 +294,12 @@ type addRequest struct {
 	URL         string `json:"url"`
 	Auth        string `json:"auth"`
 	BearerToken string `json:"bearerToken"`
+	// Headers are "Name: value" lines, as mcpgate add --header takes them.
+	Headers string `json:"headers"`
 }
 
-// serveAdd adds a server by URL and starts connecting it.
+// serveAdd adds a server by URL and starts connecting it. A refusal names
+// the form field it is about ("field"), so the page can show it there.
 func (s *Server) serveAdd(w http.ResponseWriter, r *http.Request) {
 	var req addRequest
 	if !readJSON(w, r, &req) {
@@ -299,24 +313,48 @@ func (s *Server) serveAdd(w http.ResponseWriter, r *http.Request) {
 		cfg.Auth = mcpgate.AuthNone
 	}
 	token := strings.TrimSpace(req.BearerToken)
+	if err := mcpgate.ValidateID(cfg.ID); err != nil {
+		writeFieldError(w, err, "id")
+		return
+	}
+	if err := mcpgate.ValidateURL(cfg.URL); err != nil {
+		writeFieldError(w, err, "url")
+		return
+	}
+	headers, err := parseHeaders(req.Headers)
+	if err != nil {
+		writeFieldError(w, err, "headers")
+		return
+	}
+	cfg.Headers = headers
 	if err := cfg.Validate(); err != nil {
-		writeError(w, err)
+		field := ""
+		if len(headers) > 0 && strings.Contains(err.Error(), "headers:") {
+			field = "headers"
+		}
+		writeFieldError(w, err, field)
 		return
 	}
 	switch {
 	case cfg.Auth == mcpgate.AuthBearer && (token == "" || strings.ContainsAny(token, "\r\n")):
-		writeError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "a bearer server needs its token (one line)"))
+		writeFieldError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "a bearer server needs its token (one line)"), "bearerToken")
 		return
 	case cfg.Auth != mcpgate.AuthBearer && token != "":
-		writeError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "a token is only used with auth bearer"))
+		writeFieldError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "a token is only used with auth bearer"), "bearerToken")
 		return
 	case cfg.Auth == mcpgate.AuthBearer && s.opts.OAuth == nil:
 		writeError(w, mcpgate.Errorf(mcpgate.CategoryInvalid, "no credential store to keep the token in"))
 		return
 	}
-	err := s.change(r.Context(), func(f *config.File) error {
+	taken := false
+	err = s.change(r.Context(), func(f *config.File) error {
+		if _, ok := f.Server(cfg.ID); ok {
+			// Before the token is stored: never another server's.
+			taken = true
+			return mcpgate.Errorf(mcpgate.CategoryConflict, "a server named %q is already configured; choose another name, or remove that one first", cfg.ID)
+		}
 		if err := f.Add(cfg, false); err != nil {
-			return err // before the token is stored: never another server's
+			return err
 		}
 		if token == "" {
 			return nil
@@ -326,11 +364,41 @@ func (s *Server) serveAdd(w http.ResponseWriter, r *http.Request) {
 		return s.opts.OAuth.SetBearer(r.Context(), cfg, token)
 	})
 	if err != nil {
-		writeError(w, err)
+		field := ""
+		if taken {
+			field = "id"
+		}
+		writeFieldError(w, err, field)
 		return
 	}
 	s.connect(cfg.ID, false)
 	writeJSON(w, http.StatusCreated, map[string]string{"id": cfg.ID})
+}
+
+// parseHeaders reads "Name: value" lines; blank lines are skipped.
+func parseHeaders(text string) (map[string]string, error) {
+	var out map[string]string
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "" {
+			return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "headers, line %d: want Name: value", i+1)
+		}
+		for existing := range out {
+			if strings.EqualFold(existing, name) {
+				return nil, mcpgate.Errorf(mcpgate.CategoryInvalid, "headers, line %d: %s is given twice", i+1, clean(name, maxName))
+			}
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = value
+	}
+	return out, nil
 }
 
 // connect connects (or reconnects) in the background; the page learns the
@@ -551,7 +619,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError maps an error's category to a status once, and sends its
 // sanitized message.
-func writeError(w http.ResponseWriter, err error) {
+func writeError(w http.ResponseWriter, err error) { writeFieldError(w, err, "") }
+
+// writeFieldError is writeError naming the form field the error is about
+// ("" for none).
+func writeFieldError(w http.ResponseWriter, err error, field string) {
 	status := http.StatusInternalServerError
 	switch mcpgate.CategoryOf(err) {
 	case mcpgate.CategoryInvalid:
@@ -569,5 +641,9 @@ func writeError(w http.ResponseWriter, err error) {
 			status = http.StatusBadGateway
 		}
 	}
-	writeJSON(w, status, map[string]string{"error": clean(err.Error(), maxText)})
+	body := map[string]string{"error": clean(err.Error(), maxText)}
+	if field != "" {
+		body["field"] = field
+	}
+	writeJSON(w, status, body)
 }

@@ -22,13 +22,16 @@ import (
 const chromiumPath = "/usr/bin/chromium"
 
 // browser is a headless chromium with a fresh profile, closed (and its
-// process ended) when the test ends. Screenshots go under dir; a failing
-// test copies them somewhere that survives it and says where.
+// process ended) when the test ends. Screenshots go under dir: a folder
+// per test in $MCPGATE_SCREENSHOT_DIR when that is set (.ci/run sets it,
+// outside the repository), else the test's temp dir, in which case a
+// failing test copies them somewhere that survives it and says where.
 type browser struct {
-	t   *testing.T
-	ctx context.Context
-	dir string
-	n   int
+	t    *testing.T
+	ctx  context.Context
+	dir  string
+	kept bool // dir outlives the test
+	n    int
 }
 
 func newBrowser(t *testing.T) *browser {
@@ -67,11 +70,22 @@ func newBrowser(t *testing.T) *browser {
 	}
 	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
 	b := &browser{t: t, ctx: ctx, dir: t.TempDir()}
+	if root := os.Getenv("MCPGATE_SCREENSHOT_DIR"); root != "" {
+		dir := filepath.Join(root, strings.NewReplacer("/", "-", " ", "_").Replace(t.Name()))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatalf("screenshot folder: %v", err)
+		}
+		old, _ := filepath.Glob(filepath.Join(dir, "*.png"))
+		for _, f := range old {
+			_ = os.Remove(f) // a previous run's: only this run's are there
+		}
+		b.dir, b.kept = dir, true
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			b.shot("failure")
 		}
-		if t.Failed() || os.Getenv("MCPGATE_KEEP_SCREENSHOTS") != "" {
+		if !b.kept && (t.Failed() || os.Getenv("MCPGATE_KEEP_SCREENSHOTS") != "") {
 			b.keep()
 		}
 		cancelTimeout()
@@ -131,7 +145,9 @@ func (b *browser) shot(name string) {
 	p := filepath.Join(b.dir, fmt.Sprintf("%02d-%s.png", b.n, name))
 	if err := os.WriteFile(p, png, 0o600); err != nil {
 		b.t.Logf("screenshot %s: %v", name, err)
+		return
 	}
+	b.t.Log("screenshot: " + p)
 }
 
 // keep copies the screenshots out of the test's temp dir, which is
@@ -253,7 +269,7 @@ func TestBrowserImportReportsSkippedEntries(t *testing.T) {
 	b.shot("preview")
 	// Until the person allows the variable, the import is refused.
 	b.run("confirming without allowing the variable", chromedp.Click(chromedp.CSS("#import-confirm")))
-	b.waitText("#notice", "TEAM_ID")
+	b.waitText("#import-result #import-confirm-error", "TEAM_ID") // beside the button, not only at the top
 	if _, err := e.m.Status("remote"); err == nil {
 		t.Fatal("imported with the variable not allowed")
 	}

@@ -44,6 +44,22 @@ type env struct {
 
 func newEnv(t *testing.T, servers ...mcpgate.ServerConfig) *env {
 	t.Helper()
+	return newEnvWith(t, nil, servers...)
+}
+
+// envOptions vary the env; nil means none.
+type envOptions struct {
+	// Catalogs gives the manager the store's catalogs, as mcpgate ui does.
+	Catalogs bool
+	// Stored runs on the store before the manager is made.
+	Stored func(*sqlite.Store)
+}
+
+func newEnvWith(t *testing.T, o *envOptions, servers ...mcpgate.ServerConfig) *env {
+	t.Helper()
+	if o == nil {
+		o = &envOptions{}
+	}
 	dir := t.TempDir()
 	e := &env{t: t, cfgPath: filepath.Join(dir, "config.json")}
 	f, err := config.Load(e.cfgPath)
@@ -67,9 +83,12 @@ func newEnv(t *testing.T, servers ...mcpgate.ServerConfig) *env {
 		t.Fatal(err)
 	}
 	e.st = st
+	if o.Stored != nil {
+		o.Stored(st)
+	}
 	e.oc = oauth.New(&oauth.Options{Store: st})
 	var page atomic.Pointer[web.Server]
-	e.m, err = manager.New(f.Servers(), &manager.Options{
+	mo := &manager.Options{
 		Authorizer: e.oc,
 		Elicit: func(ctx context.Context, r *manager.ElicitRequest) (*mcp.ElicitResult, error) {
 			return page.Load().Elicit(ctx, r)
@@ -79,7 +98,11 @@ func newEnv(t *testing.T, servers ...mcpgate.ServerConfig) *env {
 				p.StateChanged(s)
 			}
 		},
-	})
+	}
+	if o.Catalogs {
+		mo.Catalogs, mo.RefreshCached = st, true
+	}
+	e.m, err = manager.New(f.Servers(), mo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +112,8 @@ func newEnv(t *testing.T, servers ...mcpgate.ServerConfig) *env {
 	}
 	e.page, err = web.New(&web.Options{
 		Manager: e.m, OAuth: e.oc, Addr: ln.Addr().String(), Questions: st,
-		Config: func() (*config.File, error) { return config.Load(e.cfgPath) },
+		Config:     func() (*config.File, error) { return config.Load(e.cfgPath) },
+		ConfigPath: e.cfgPath,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +173,7 @@ type serverJSON struct {
 	ID       string   `json:"id"`
 	State    string   `json:"state"`
 	Tools    int      `json:"tools"`
+	Cached   bool     `json:"cached"`
 	Disabled []string `json:"disabled"`
 	SignedIn bool     `json:"signedIn"`
 	Error    *struct {

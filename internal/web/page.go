@@ -21,7 +21,10 @@ var staticFS = func() fs.FS {
 
 var pages = template.Must(template.ParseFS(assets, "assets/*.html"))
 
+// serveIndex is the page; opening it connects the enabled servers in the
+// background (open.go), so what it shows is found out, not assumed.
 func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request) {
+	s.connectEnabled()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = pages.ExecuteTemplate(w, "index.html", map[string]any{"SignIn": s.opts.OAuth != nil})
 }

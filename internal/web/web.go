@@ -39,7 +39,12 @@
 // sign-out, add, import (preview, then confirm), connect, disconnect,
 // reconnect and remove; [Server.StateChanged] feeds /events, a stream of
 // server-sent events, so open pages follow state changes (they poll when
-// the stream fails). Form elicitations given to [Server.Elicit] become
+// the stream fails). When the page starts and whenever it is opened, the
+// enabled servers without a live session are connected in the background,
+// a few at a time, so their real states stream in; with
+// [Options].ConfigPath, changes other processes make to the config file
+// appear within a second. A catalog a process stored is shown marked
+// cached, never as ready, and a count never loaded is unknown, not 0. Form elicitations given to [Server.Elicit] become
 // cards until answered or until the call ends. A drawer shows the request
 // log ([Options].Log) and exports its last 50 entries.
 //
@@ -115,6 +120,10 @@ type Options struct {
 	// Config loads the config file afresh; every change is made on a fresh
 	// copy, saved, then applied to Manager with Update.
 	Config func() (*config.File, error)
+	// ConfigPath, when set, is the file Config loads. The page follows it,
+	// so what other processes change there (mcpgate add, an editor) is
+	// applied to Manager and shown at once.
+	ConfigPath string
 	// Addr is the address the server listens on (host:port, port not 0);
 	// its host must be a loopback IP.
 	Addr string
@@ -152,12 +161,15 @@ type Server struct {
 	tickets  map[string]loginTicket // unused sign-in tickets, by ticket
 	logins   map[string]*loginState // by server ID
 	pending  []*pending             // elicitations waiting, oldest first
+	queued   map[string]bool        // servers waiting for or holding a background connect
 	closed   bool                   // Close has begun: no new background work
 
 	// ctx bounds background work (connects, sign-ins); cancelled by Close.
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// slots bounds the background connects run at once.
+	slots chan struct{}
 }
 
 // New returns a settings page for opts.Addr with a fresh random token.
@@ -197,6 +209,8 @@ func New(opts *Options) (*Server, error) {
 		origins:  map[string]bool{},
 		events:   newHub(),
 		logins:   map[string]*loginState{},
+		queued:   map[string]bool{},
+		slots:    make(chan struct{}, maxOpenConnects),
 	}
 	if ap.Addr().Is4() {
 		s.hosts[net.JoinHostPort("127.0.0.1", port)] = true
@@ -274,6 +288,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.opts.Questions != nil {
 		s.goBackground(s.watchStoredQuestions)
 	}
+	if s.opts.ConfigPath != "" {
+		s.goBackground(s.watchConfig)
+	}
+	s.connectEnabled()
 	select {
 	case err := <-errc:
 		s.Close()

@@ -66,7 +66,8 @@ type LoadOptions struct {
 	NoKeyring bool
 	// Notice, when set, is told in one sentence that the OS keyring could
 	// not keep a new key and the key file does instead, so a person knows
-	// where their key is. The sentence never holds the key.
+	// where their key is. The sentence never holds the key. Only Load
+	// tells it; Find creates nothing.
 	Notice func(msg string)
 }
 
@@ -86,6 +87,70 @@ type LoadOptions struct {
 // $MCPGATE_SECRET_KEY), is created with mode 0600 in a 0700 directory, and
 // is refused if others may read it. Errors never contain a key.
 func Load(opts LoadOptions) (*Sealer, Source, error) {
+	s, src, err := find(opts)
+	if !errors.Is(err, ErrNoKey) {
+		return s, src, err
+	}
+	// The keyring was asked unless turned off; a new key going to the
+	// file after all means it failed or refused the key.
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	keyringFailed := !opts.NoKeyring && !isOff(getenv(EnvKeyring))
+	if src == SourceKeyring {
+		if key, err := keyringCreate(); err == nil {
+			s, err := New(key)
+			return s, SourceKeyring, err
+		}
+	}
+	path := filepath.Join(opts.DataDir, KeyFileName)
+	key, err := createKeyFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if keyringFailed && opts.Notice != nil {
+		opts.Notice(fmt.Sprintf("the OS keyring could not keep the secret key (%s), so it is in the key file %s, readable by you only; set %s=off to stop trying the keyring", keyringTrouble(goos), path, EnvKeyring))
+	}
+	s, err = New(key)
+	return s, SourceFile, err
+}
+
+// keyringTrouble says in words why the keyring of goos usually fails,
+// instead of the keyring library's own message.
+func keyringTrouble(goos string) string {
+	switch goos {
+	case "darwin":
+		return "the login keychain did not answer; it may be locked"
+	case "windows":
+		return "the Windows Credential Manager refused it"
+	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
+		return "no Secret Service answered on D-Bus, as usual over SSH, in containers and without a desktop session"
+	}
+	return "mcpgate knows no keyring on " + goos
+}
+
+// ErrNoKey is returned by [Find] when there is no key yet, which [Load]
+// would create.
+var ErrNoKey = errors.New("no secret key has been created yet")
+
+// ErrKeyFileMode is wrapped by the error for a key file that others than
+// its owner may read, which [Load] and [Find] refuse.
+var ErrKeyFileMode = errors.New("the key file is readable by others")
+
+// Find reports where [Load] would find the key, in the same order, without
+// creating one or changing anything: the source of the key, or the error
+// Load would return. With no key anywhere, the error is [ErrNoKey] and the
+// source is where Load would create one. Errors never contain a key.
+func Find(opts LoadOptions) (Source, error) {
+	_, src, err := find(opts)
+	return src, err
+}
+
+// find is Load's search for an existing key. With no key it returns
+// ErrNoKey and the source a new key is to go to: the keyring when one
+// answered that it has none, else the key file.
+func find(opts LoadOptions) (*Sealer, Source, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -93,14 +158,13 @@ func Load(opts LoadOptions) (*Sealer, Source, error) {
 	if v := getenv(EnvKey); v != "" {
 		key, err := parseKey(v)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s is not the base64 of a %d-byte key", EnvKey, KeySize)
+			return nil, SourceEnv, fmt.Errorf("%s is not the base64 of a %d-byte key", EnvKey, KeySize)
 		}
 		s, err := New(key)
 		return s, SourceEnv, err
 	}
 
 	useKeyring := !opts.NoKeyring && !isOff(getenv(EnvKeyring))
-	keyringFailed := false
 	if useKeyring {
 		key, err := keyringLoad()
 		if err == nil {
@@ -117,52 +181,23 @@ func Load(opts LoadOptions) (*Sealer, Source, error) {
 		// the key file is the fallback. Only one that answered "not
 		// found" is trusted with a new key.
 		useKeyring = errors.Is(err, keyring.ErrNotFound)
-		keyringFailed = !useKeyring
 	}
 
 	if opts.DataDir == "" {
 		return nil, "", errors.New("loading secret key: no data directory for the key file")
 	}
-	path := filepath.Join(opts.DataDir, KeyFileName)
-	key, err := readKeyFile(path)
+	key, err := readKeyFile(filepath.Join(opts.DataDir, KeyFileName))
 	if err == nil {
 		s, err := New(key)
 		return s, SourceFile, err
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, "", err
+		return nil, SourceFile, err
 	}
-
 	if useKeyring {
-		if key, err := keyringCreate(); err == nil {
-			s, err := New(key)
-			return s, SourceKeyring, err
-		}
-		keyringFailed = true
+		return nil, SourceKeyring, ErrNoKey
 	}
-	key, err = createKeyFile(path)
-	if err != nil {
-		return nil, "", err
-	}
-	if keyringFailed && opts.Notice != nil {
-		opts.Notice(fmt.Sprintf("the OS keyring could not keep the secret key (%s), so it is in the key file %s, readable by you only; set %s=off to stop trying the keyring", keyringTrouble(goos), path, EnvKeyring))
-	}
-	s, err := New(key)
-	return s, SourceFile, err
-}
-
-// keyringTrouble says in words why the keyring of goos usually fails,
-// instead of the keyring library's own message.
-func keyringTrouble(goos string) string {
-	switch goos {
-	case "darwin":
-		return "the login keychain did not answer; it may be locked"
-	case "windows":
-		return "the Windows Credential Manager refused it"
-	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
-		return "no Secret Service answered on D-Bus, as usual over SSH, in containers and without a desktop session"
-	}
-	return "mcpgate knows no keyring on " + goos
+	return nil, SourceFile, ErrNoKey
 }
 
 func isOff(v string) bool {
@@ -257,7 +292,7 @@ func readKeyFile(path string) ([]byte, error) {
 	}
 	// Windows reports no meaningful permission bits; its ACLs are not checked.
 	if goos != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("key file %s has mode %#o: it must be readable by its owner only (chmod 600 %s)", path, fi.Mode().Perm(), path)
+		return nil, &modeError{fmt.Sprintf("key file %s has mode %#o: it must be readable by its owner only (chmod 600 %s)", path, fi.Mode().Perm(), path)}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 1024))
 	if err != nil {
@@ -269,6 +304,13 @@ func readKeyFile(path string) ([]byte, error) {
 	}
 	return key, nil
 }
+
+// modeError is the refusal of a key file others may read; it matches
+// ErrKeyFileMode.
+type modeError struct{ msg string }
+
+func (e *modeError) Error() string        { return e.msg }
+func (e *modeError) Is(target error) bool { return target == ErrKeyFileMode }
 
 // createKeyFile writes a new key file. The key is written to a temporary
 // file first and linked into place, which fails if the file exists: a

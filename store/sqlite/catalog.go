@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate/store"
@@ -131,9 +133,19 @@ func counts(n [4]int) string {
 	return string(b)
 }
 
+// fromCounts reads what counts wrote ("[3,0,1,0]") without a JSON
+// decoder: listing 1,000 catalogs read 1,000 of them.
 func fromCounts(s string, n *[4]int) error {
-	if err := json.Unmarshal([]byte(s), n); err != nil {
-		return fmt.Errorf("decoding stored catalog counts: %w", err)
+	parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), ",")
+	if len(parts) != len(n) {
+		return fmt.Errorf("decoding stored catalog counts: %q is not four counts", s)
+	}
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 0 {
+			return fmt.Errorf("decoding stored catalog counts: %q is not four counts", s)
+		}
+		n[i] = v
 	}
 	return nil
 }

@@ -9,6 +9,10 @@
   const openCatalogs = new Set(); // server IDs whose catalog is shown
   const confirming = new Set();   // server IDs asking "really remove?"
   const catalogs = new Map();     // server ID → {key, data}: the last catalog fetched
+  // Errors are shown beside what caused them, and kept across redraws
+  // until that thing succeeds.
+  const cardErrors = new Map();   // server ID → message of its last failed action
+  const toolErrors = new Map();   // server ID + "\n" + tool → message
 
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag);
@@ -38,7 +42,11 @@
     const res = await fetch(path, opts);
     let data = {};
     try { data = await res.json(); } catch (e) { /* not JSON */ }
-    if (!res.ok) throw new Error(data.error || ("request failed (" + res.status + ")"));
+    if (!res.ok) {
+      const err = new Error(data.error || ("request failed (" + res.status + ")"));
+      err.field = data.field || ""; // the form field the refusal is about
+      throw err;
+    }
     return data;
   }
 
@@ -51,8 +59,43 @@
   };
 
   function count(n, word) {
-    if (n < 0) return "– " + word + "s";
     return n + " " + word + (n === 1 ? "" : "s");
+  }
+
+  // What the catalog line says. A count nobody has seen is unknown, never
+  // "0"; a stored catalog says it is one, and how old.
+  function catalogText(s) {
+    if (s.tools < 0) {
+      if (s.state === "connecting") return "Listing…";
+      return "Unknown until connected";
+    }
+    let t = [count(s.tools, "tool"), count(s.prompts, "prompt"), count(s.resources, "resource")].join(" · ");
+    if (s.stale) t += " (stale)";
+    if (s.cached) t += " (cached" + (s.cachedAt ? ", listed " + ago(s.cachedAt) : "") + ")";
+    return t;
+  }
+
+  function ago(iso) {
+    const mins = Math.round((Date.now() - new Date(iso).getTime()) / 60000);
+    if (!(mins >= 1)) return "just now";
+    if (mins < 60) return mins + " min ago";
+    const hours = Math.round(mins / 60);
+    if (hours < 48) return hours + " h ago";
+    return Math.round(hours / 24) + " days ago";
+  }
+
+  // formError shows msg inside form (in its .form-error), or clears it;
+  // the field the message is about, if any, is marked invalid.
+  function formError(form, msg, field) {
+    let box = form.querySelector(".form-error");
+    if (!box) {
+      box = el("p", { class: "form-error", role: "alert" });
+      form.append(box);
+    }
+    box.textContent = msg || "";
+    box.hidden = !msg;
+    for (const f of form.querySelectorAll("[aria-invalid]")) f.removeAttribute("aria-invalid");
+    if (msg && field) field.setAttribute("aria-invalid", "true");
   }
 
   function action(label, name, id, extra) {
@@ -64,6 +107,17 @@
 
   async function run(name, id, arg) {
     try {
+      await runAction(name, id, arg);
+      if (cardErrors.delete(id)) await refresh();
+    } catch (e) {
+      // Beside the card whose button failed, not only at the top.
+      cardErrors.set(id, e.message);
+      await refresh();
+    }
+  }
+
+  async function runAction(name, id, arg) {
+    {
       if (name === "signin") {
         // The tab opens now, while the click still counts (popup
         // blockers), and goes to its single-use address once the page has
@@ -98,13 +152,11 @@
       }
       await api("POST", "/api/servers/" + encodeURIComponent(id) + "/" + name, {});
       await refresh();
-    } catch (e) {
-      notice(e.message, true);
     }
   }
 
   function renderServer(s) {
-    const li = el("li", { class: "card", id: "server-" + s.id, "data-state": s.state });
+    const li = el("li", { class: "card", id: "server-" + s.id, "data-state": s.state, "data-cached": s.cached ? "true" : null });
     const title = el("div", { class: "card-head" },
       el("h3", { text: s.name || s.id }),
       el("span", { class: "state state-" + s.state, text: stateWords[s.state] || s.state }));
@@ -113,8 +165,7 @@
       el("dt", { text: "URL" }), el("dd", { class: "url", text: s.url }),
       el("dt", { text: "Auth" }), el("dd", { text: s.auth + (s.signedIn ? " (signed in)" : "") }),
       el("dt", { text: "Catalog" }),
-      el("dd", { class: "counts", text: [count(s.tools, "tool"), count(s.prompts, "prompt"), count(s.resources, "resource")].join(" · ") +
-        (s.stale ? " (stale)" : "") }));
+      el("dd", { class: "counts", text: catalogText(s) }));
     if (s.disabled.length) {
       meta.append(el("dt", { text: "Disabled" }), el("dd", { text: s.disabled.join(", ") }));
     }
@@ -164,6 +215,8 @@
       bar.append(action("Remove", "remove", s.id, { class: "danger" }));
     }
     li.append(bar);
+    const failed = cardErrors.get(s.id);
+    if (failed) li.append(el("p", { class: "form-error card-error", role: "alert", text: failed }));
     if (openCatalogs.has(s.id)) {
       const cat = el("div", { class: "catalog", "data-server": s.id }, el("p", { class: "muted", text: "Loading tools…" }));
       li.append(cat);
@@ -194,15 +247,18 @@
     for (const t of data.tools) {
       const sw = el("input", { type: "checkbox", class: "tool-switch", role: "switch", "data-tool": t.name,
         "aria-label": "Enable " + t.name, checked: t.enabled });
+      const key = id + "\n" + t.name;
       sw.addEventListener("change", async () => {
         sw.disabled = true;
         try {
           await api("POST", "/api/servers/" + encodeURIComponent(id) + "/tools", { tool: t.name, enabled: sw.checked });
+          toolErrors.delete(key);
           notice((sw.checked ? "Enabled " : "Disabled ") + t.name + ".");
           await refresh();
         } catch (e) {
           sw.checked = !sw.checked;
-          notice(e.message, true);
+          toolErrors.set(key, e.message);
+          drawCatalog(id, box, data);
         } finally {
           sw.disabled = false;
         }
@@ -210,6 +266,7 @@
       const item = el("li", { class: "tool" + (t.enabled ? "" : " off"), "data-tool": t.name },
         el("label", { class: "tool-head" }, sw, el("code", { text: t.name }),
           t.title ? el("span", { class: "muted", text: " " + t.title }) : null));
+      if (toolErrors.has(key)) item.append(el("p", { class: "form-error tool-error", role: "alert", text: toolErrors.get(key) }));
       if (!t.enabled) item.append(el("p", { class: "muted", text: "Disabled: hidden from agents. Enable it to see its details." }));
       if (t.description) item.append(el("p", { class: "desc", text: t.description }));
       if (t.annotations.length) item.append(el("p", { class: "tags", text: t.annotations.join(" · ") }));
@@ -236,7 +293,7 @@
     const inputs = {};
     for (const f of p.fields) {
       const label = f.title || f.name;
-      let input;
+      let input, hint = "";
       const choiceTitle = (i) => (f.enumTitles && f.enumTitles[i]) || f.enum[i];
       if (f.type === "boolean") {
         input = el("input", { type: "checkbox", name: f.name, checked: f.default === true });
@@ -256,16 +313,20 @@
           if (!f.required) input.append(el("option", { value: "", text: "—" }));
           f.enum.forEach((v, i) => input.append(el("option", { value: v, text: choiceTitle(i), selected: v === f.default })));
         } else {
-          input = el("input", {
+          const h = fieldHint(f);
+          input = el("input", Object.assign({
             name: f.name, required: f.required,
             type: f.type === "string" ? "text" : "number",
             step: f.type === "integer" ? "1" : (f.type === "number" ? "any" : undefined),
+            inputmode: f.type === "integer" ? "numeric" : (f.type === "number" ? "decimal" : undefined),
             min: f.minimum, max: f.maximum, minlength: f.minLength, maxlength: f.maxLength,
-          });
+          }, h.attrs));
           if (f.default !== undefined && f.default !== null) input.value = String(f.default);
+          hint = h.text;
         }
         form.append(el("label", {}, el("span", { text: label + (f.required ? " (required)" : "") }), input,
-          f.description ? el("small", { class: "muted", text: f.description }) : null));
+          f.description ? el("small", { class: "muted", text: f.description }) : null,
+          hint ? el("small", { class: "hint", text: hint }) : null));
       }
       inputs[f.name] = [f, input];
     }
@@ -300,6 +361,46 @@
       el("button", { type: "button", "data-action": "cancel", text: "Not now", onclick: () => send("cancel") })));
     return el("li", {}, form);
   }
+
+  // fieldHint is what a text or number field of a question takes, by its
+  // JSON Schema format and bounds: the input's type, pattern and
+  // placeholder, and a line saying it in words (as the question page does).
+  function fieldHint(f) {
+    const attrs = {};
+    const words = [];
+    if (f.type === "string") {
+      switch (f.format) {
+        case "email":
+          Object.assign(attrs, { type: "email", inputmode: "email", autocomplete: "email", placeholder: "name@example.com" });
+          words.push("An email address");
+          break;
+        case "uri":
+          Object.assign(attrs, { type: "url", inputmode: "url", placeholder: "https://…" });
+          words.push("A full address, like https://example.com/");
+          break;
+        case "date":
+          Object.assign(attrs, { type: "date" });
+          words.push("A date, like 2026-12-31");
+          break;
+        case "date-time":
+          // No browser control takes a time with its offset from UTC.
+          Object.assign(attrs, { pattern: rfc3339Pattern, placeholder: "2026-12-31T09:30:00Z" });
+          words.push("A date and time with its offset from UTC, like 2026-12-31T09:30:00Z");
+          break;
+      }
+      if (f.minLength != null && f.maxLength != null) words.push(f.minLength + " to " + f.maxLength + " characters");
+      else if (f.minLength != null) words.push("At least " + f.minLength + " characters");
+      else if (f.maxLength != null) words.push("At most " + f.maxLength + " characters");
+    } else {
+      const what = f.type === "integer" ? "A whole number" : "A number";
+      if (f.minimum != null && f.maximum != null) words.push(what + " from " + f.minimum + " to " + f.maximum);
+      else if (f.minimum != null) words.push(what + ", " + f.minimum + " or more");
+      else if (f.maximum != null) words.push(what + ", " + f.maximum + " or less");
+      else words.push(what);
+    }
+    return { attrs, text: words.join("; ") };
+  }
+  const rfc3339Pattern = "\\d{4}-\\d{2}-\\d{2}[Tt ]\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?([Zz]|[+\\-]\\d{2}:\\d{2})";
 
   // A card being filled in is kept as it is; only new and gone ones change.
   function syncPending(list) {
@@ -348,19 +449,34 @@
 
   // Add a server.
   $("#add-auth").addEventListener("change", (e) => { $("#add-token-label").hidden = e.target.value !== "bearer"; });
+  // What a field that fails the browser's own check must hold, said
+  // inside the form (the browser's bubble is gone as soon as it shows).
+  const addWants = {
+    id: "Name: lower-case letters, digits, - and _, up to 32, starting with a letter or digit.",
+    url: "URL: a full address, like https://mcp.example.com/mcp.",
+    bearerToken: "Token: a bearer server needs its token.",
+  };
   $("#add-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = e.target;
-    const body = { id: f.id.value.trim(), url: f.url.value.trim(), auth: f.auth.value };
+    f.bearerToken.required = f.auth.value === "bearer";
+    const bad = Array.from(f.elements).find((x) => x.willValidate && !x.checkValidity());
+    if (bad) {
+      formError(f, addWants[bad.name] || bad.validationMessage, bad);
+      bad.focus();
+      return;
+    }
+    const body = { id: f.id.value.trim(), url: f.url.value.trim(), auth: f.auth.value, headers: f.headers.value };
     if (body.auth === "bearer") body.bearerToken = f.bearerToken.value;
     try {
       await api("POST", "/api/servers", body);
       f.reset();
+      formError(f, "");
       $("#add-token-label").hidden = true;
       notice("Added " + body.id + "; connecting…");
       await refresh();
     } catch (err) {
-      notice(err.message, true);
+      formError(f, err.message, err.field && f.elements[err.field]);
     }
   });
 
@@ -374,11 +490,17 @@
     const out = $("#import-result");
     const body = { text: $("#import-text").value, replace: $("#import-replace").checked };
     let p;
+    const form = e.target;
+    if (!body.text.trim()) {
+      formError(form, "Paste a file's JSON, or choose the file, first.", $("#import-text"));
+      return;
+    }
     try {
       p = await api("POST", "/api/import/preview", body);
+      formError(form, "");
     } catch (err) {
-      out.replaceChildren(el("p", { class: "bad", text: err.message }));
-      out.hidden = false;
+      out.hidden = true;
+      formError(form, err.message, $("#import-text"));
       return;
     }
     const parts = [el("h3", { text: "Preview (" + p.format + ")" })];
@@ -423,7 +545,13 @@
               $("#import-text").value = "";
               await refresh();
             } catch (err) {
-              notice(err.message, true);
+              // Beside the button that failed, in the preview.
+              let box = $("#import-confirm-error");
+              if (!box) {
+                box = el("p", { id: "import-confirm-error", class: "form-error", role: "alert" });
+                out.querySelector(".actions").before(box);
+              }
+              box.textContent = err.message;
             }
           } }),
         el("button", { type: "button", text: "Cancel", onclick: () => { out.hidden = true; } })));
