@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/pflag"
 )
@@ -23,6 +24,9 @@ func flagError(err error) error {
 func flagWants(f *pflag.Flag, cause error) string {
 	switch f.Value.Type() {
 	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		if errors.Is(cause, strconv.ErrRange) {
+			return "is too large"
+		}
 		return "must be a whole number"
 	case "float32", "float64":
 		return "must be a number"

@@ -103,6 +103,7 @@ func TestFlagErrorsInOurWords(t *testing.T) {
 		{[]string{"call", "docs", "t", "--timeout", "soon"}, `--timeout "soon": must be a duration`},
 		{[]string{"call", "docs", "t", "--elicit", "nah"}, `--elicit "nah": must be one of ask, accept-defaults, decline`},
 		{[]string{"auth", "docs", "--callback-port", "http"}, `--callback-port "http": must be a whole number`},
+		{[]string{"log", "--last", "99999999999999999999"}, `--last "99999999999999999999": is too large`},
 	} {
 		r := h.mustRun(exitUsage, tc.args...)
 		if !strings.Contains(r.stderr, tc.want) {
