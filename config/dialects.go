@@ -208,7 +208,7 @@ func objectSources(key, shown string) func([]member) ([]source, error) {
 	return func(top []member) ([]source, error) {
 		raw, ok := lookup(top, key)
 		if !ok {
-			return nil, invalidf("import: no %s found", shown)
+			return nil, noServersf("import: no %s found", shown)
 		}
 		members, err := decodeObject(raw)
 		if err != nil {
@@ -224,7 +224,7 @@ func objectSources(key, shown string) func([]member) ([]source, error) {
 func continueSources(top []member) ([]source, error) {
 	raw, ok := lookup(top, "mcpServers")
 	if !ok {
-		return nil, invalidf(`import: no "mcpServers" list found`)
+		return nil, noServersf(`import: no "mcpServers" list found`)
 	}
 	if members, err := decodeObject(raw); err == nil {
 		return []source{{members: members}}, nil

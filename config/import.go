@@ -137,7 +137,7 @@ func mcpServersSources(top []member) ([]source, error) {
 		}
 		sources = append(sources, source{members: members})
 	} else if !hasKey(top, "projects") {
-		return nil, invalidf(`import: no "mcpServers" object found`)
+		return nil, noServersf(`import: no "mcpServers" object found`)
 	}
 	raw, ok := lookup(top, "projects")
 	if !ok {
@@ -176,7 +176,7 @@ func vscodeSources(top []member) ([]source, error) {
 		}
 	}
 	if !ok {
-		return nil, invalidf(`import: no "servers" (.vscode/mcp.json) or "mcp": {"servers"} (settings.json) object found`)
+		return nil, noServersf(`import: no "servers" (.vscode/mcp.json) or "mcp": {"servers"} (settings.json) object found`)
 	}
 	members, err := decodeObject(raw)
 	if err != nil {

@@ -57,6 +57,8 @@ Check everything mcpgate depends on, one line per check:
   Network     the proxy and certificate authorities in effect, and the variables they come from
   Servers     each enabled server: DNS (through the network policy), TLS,
               whether it answers, the MCP version negotiated, its sign-in
+  Hosts       each agent host whose config is on this machine: whether it
+              runs this mcpgate, another one, or one that is gone
 
 Each problem comes with the command (or the edit) that fixes it. Secrets
 are never printed. Checking a server connects to it, as status does.
@@ -87,11 +89,12 @@ const (
 	groupStore   = "store"
 	groupNetwork = "network"
 	groupServers = "servers"
+	groupHosts   = "hosts"
 )
 
 var groupTitles = map[string]string{
 	groupConfig: "Config", groupKey: "Secret key", groupStore: "Store",
-	groupNetwork: "Network", groupServers: "Servers",
+	groupNetwork: "Network", groupServers: "Servers", groupHosts: "Hosts",
 }
 
 // finding is one check's outcome: one line of the report, one element of
@@ -131,6 +134,7 @@ func runDoctor(ctx context.Context, app *App, opts *doctorOptions) error {
 	if cfg != nil {
 		d.checkServers(ctx, cfg, tr, storeOK)
 	}
+	d.checkHosts()
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -44,8 +44,10 @@ func newHarness(t *testing.T) *harness {
 		cfg:     filepath.Join(dir, "config.json"),
 		dataDir: filepath.Join(dir, "data"),
 		// Tests never touch the OS keyring (the key goes to a file in the
-		// data dir) and never open a real browser.
-		env: map[string]string{"MCPGATE_KEYRING": "off", "BROWSER": noBrowser},
+		// data dir), never open a real browser, and never read the agent
+		// hosts' configs of the person running them (HOME is empty).
+		env: map[string]string{"MCPGATE_KEYRING": "off", "BROWSER": noBrowser,
+			"HOME": filepath.Join(dir, "home"), "USERPROFILE": filepath.Join(dir, "home")},
 	}
 }
 

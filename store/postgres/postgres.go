@@ -39,9 +39,11 @@ package postgres
 
 import (
 	"context"
+	"crypto/md5"
 	"crypto/sha256"
 	"embed"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,8 +68,24 @@ var (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// changesChannel is the NOTIFY channel of changes.
+// changesChannel is the NOTIFY channel of changes in the schema "public".
+// A channel belongs to the database, not a schema, so stores in other
+// schemas (another deployment, or a test) each have their own,
+// changesChannel_ and 16 hex digits of the MD5 of the schema's name: their
+// replicas must not follow each other's changes.
 const changesChannel = "mcpgate_changes"
+
+// channelOf is the NOTIFY channel of the stores in schema.
+func channelOf(schema string) string {
+	if schema == "public" {
+		return changesChannel
+	}
+	sum := md5.Sum([]byte(schema))
+	return changesChannel + "_" + hex.EncodeToString(sum[:8])
+}
+
+// channelSQL is channelOf in SQL, for the transaction that notifies.
+const channelSQL = `CASE current_schema() WHEN 'public' THEN '` + changesChannel + `' ELSE '` + changesChannel + `_' || left(md5(current_schema()), 16) END`
 
 // Options configure [Open]. A nil *Options means defaults; the struct is
 // copied.
@@ -291,7 +309,7 @@ func (s *Store) listen(ctx context.Context, fn func(store.Change), after bool) e
 	// A listening connection is never given back to the pool.
 	conn := pooled.Hijack()
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `LISTEN `+changesChannel); err != nil {
+	if _, err := conn.Exec(ctx, `LISTEN `+channelOf(s.schema)); err != nil {
 		return err
 	}
 	if after {
@@ -312,7 +330,7 @@ func (s *Store) listen(ctx context.Context, fn func(store.Change), after bool) e
 // notify sends a change within tx.
 func notify(ctx context.Context, tx pgx.Tx, c store.Change) error {
 	b, _ := json.Marshal(c) // a struct of strings always marshals
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, changesChannel, string(b))
+	_, err := tx.Exec(ctx, `SELECT pg_notify(`+channelSQL+`, $1)`, string(b))
 	return err
 }
 

@@ -296,3 +296,41 @@ func TestWatchSeesCatalogs(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchSeesOnlyItsOwnSchema: stores in two schemas of one database
+// (two deployments, or two tests) share no channel, so a watcher hears
+// the changes of its own schema and none of the other's.
+func TestWatchSeesOnlyItsOwnSchema(t *testing.T) {
+	mine, other := open(t, pgtest.DSN(t), sealer(t, 1)), open(t, pgtest.DSN(t), sealer(t, 1))
+	ctx, cancel := context.WithCancel(t.Context())
+	changes := make(chan store.Change, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mine.Watch(ctx, func(c store.Change) { changes <- c })
+	}()
+	defer func() { cancel(); <-done }()
+	theirs := &store.Catalog{Tenant: "acme", Server: "theirs", URL: "https://theirs.example/mcp", Tools: []byte(`[]`)}
+	ours := &store.Catalog{Tenant: "acme", Server: "ours", URL: "https://ours.example/mcp", Tools: []byte(`[]`)}
+	// Listening starts asynchronously: the other schema writes, then ours,
+	// until ours is heard; nothing of theirs may come before or with it.
+	deadline := time.After(10 * time.Second)
+	for heard := false; !heard; {
+		if err := other.PutCatalog(t.Context(), theirs); err != nil {
+			t.Fatal(err)
+		}
+		if err := mine.PutCatalog(t.Context(), ours); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case c := <-changes:
+			if c.Server != "ours" {
+				t.Fatalf("heard %+v from the other schema", c)
+			}
+			heard = true
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("no change of its own schema heard")
+		}
+	}
+}
