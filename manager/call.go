@@ -30,6 +30,14 @@ func (m *Manager) Tools(ctx context.Context, id string) ([]*mcp.Tool, error) {
 	})
 }
 
+// AllTools returns every tool the server offers, disabled ones included,
+// for people choosing which to disable; connecting if needed.
+func (m *Manager) AllTools(ctx context.Context, id string) ([]*mcp.Tool, error) {
+	return mirrored(ctx, m, id, kindTools, func(c *catalogs, _ *mcpgate.ServerConfig) []*mcp.Tool {
+		return slices.Clone(c.tools)
+	})
+}
+
 // Tool returns one enabled tool.
 func (m *Manager) Tool(ctx context.Context, id, name string) (*mcp.Tool, error) {
 	tools, err := m.Tools(ctx, id)

@@ -392,6 +392,14 @@ func (s *server) status() Status {
 		st.Cached, st.CachedAt = true, s.held.fetchedAt
 	} else {
 		s.catalog.fill(&st, &s.cfg)
+		// A kind never listed is unknown, not empty: 0 is only said of
+		// a list that came back empty or a server that offers none.
+		counts := [numKinds]*int{&st.Tools, &st.Prompts, &st.Resources, &st.Templates}
+		for k := range numKinds {
+			if !s.catalog.m[k].loaded && (s.sess == nil || s.sess.supports(k)) {
+				*counts[k] = -1
+			}
+		}
 	}
 	return st
 }

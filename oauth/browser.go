@@ -15,7 +15,7 @@ import (
 // URL that parses cleanly is opened, and it is passed to the program as one
 // argument with exec, never through a shell, so nothing in it can run as a
 // command. $BROWSER (getenv) is honoured the same way: its first entry
-// (entries are separated by ':'), split on spaces into a program and its
+// (entries are separated by ':', ';' on Windows), split on spaces into a program and its
 // arguments; "%s" in an argument is replaced by the URL, else the URL is
 // appended.
 func OpenBrowser(rawURL string, getenv func(string) string) error {
@@ -26,7 +26,7 @@ func OpenBrowser(rawURL string, getenv func(string) string) error {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	argv := browserCommand(getenv("BROWSER"), u)
+	argv := browserCommand(runtime.GOOS, getenv("BROWSER"), u)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if err := cmd.Start(); err != nil {
 		return mcpgate.Errorf(mcpgate.CategoryInvalid, "opening the browser with %s: %v", argv[0], err)
@@ -54,8 +54,20 @@ func safeURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
-func browserCommand(env, u string) []string {
-	if first, _, _ := strings.Cut(env, ":"); strings.TrimSpace(first) != "" {
+// browserCommand is the program and arguments that open u on goos: $BROWSER
+// (env) when set, else the OS's own opener. The URL is always one
+// argument of its own and no opener is a shell: on Windows, rundll32 hands
+// it to the URL protocol handler as it is, where "cmd /c start" would
+// treat & and ^ in its query as commands (safeURL leaves no space or quote
+// in the URL, so Windows passes it to rundll32 unquoted, as it expects). $BROWSER's entries are
+// separated as PATH's are on goos (';' on Windows, where ':' follows a
+// drive letter).
+func browserCommand(goos, env, u string) []string {
+	sep := ":"
+	if goos == "windows" {
+		sep = ";"
+	}
+	if first, _, _ := strings.Cut(env, sep); strings.TrimSpace(first) != "" {
 		fields := strings.Fields(first)
 		replaced := false
 		for i, f := range fields[1:] {
@@ -69,7 +81,7 @@ func browserCommand(env, u string) []string {
 		}
 		return fields
 	}
-	switch runtime.GOOS {
+	switch goos {
 	case "darwin":
 		return []string{"open", u}
 	case "windows":

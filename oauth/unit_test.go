@@ -180,17 +180,41 @@ func TestSafeURLAndBrowserCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a URL with shell metacharacters in its query is still a URL: %v", err)
 	}
-	argv := browserCommand("", u)
+	argv := browserCommand("linux", "", u)
 	if argv[len(argv)-1] != u || len(argv) != 2 {
 		t.Errorf("default command %q", argv)
 	}
-	argv = browserCommand("firefox --new-window:chromium", u)
+	argv = browserCommand("linux", "firefox --new-window:chromium", u)
 	if !slices.Equal(argv, []string{"firefox", "--new-window", u}) {
 		t.Errorf("$BROWSER command %q", argv)
 	}
-	argv = browserCommand("open -a Safari %s", u)
+	argv = browserCommand("linux", "open -a Safari %s", u)
 	if !slices.Equal(argv, []string{"open", "-a", "Safari", u}) {
 		t.Errorf("%%s substitution %q", argv)
+	}
+}
+
+// Each OS opens the URL with its own opener, the URL one argument that no
+// shell reads: a query with & | ; $() reaches the opener unchanged.
+func TestBrowserCommandPerOS(t *testing.T) {
+	u := "https://as.example.com/authorize?a=1&b=%5E2|x;$(id)"
+	for _, tc := range []struct {
+		goos, env string
+		want      []string
+	}{
+		{"linux", "", []string{"xdg-open", u}},
+		{"freebsd", "", []string{"xdg-open", u}},
+		{"openbsd", "", []string{"xdg-open", u}},
+		{"darwin", "", []string{"open", u}},
+		{"windows", "", []string{"rundll32", "url.dll,FileProtocolHandler", u}},
+		// $BROWSER wins everywhere; its list separator is PATH's.
+		{"darwin", "firefox:chromium", []string{"firefox", u}},
+		{"windows", `C:\Tools\firefox.exe;chrome.exe`, []string{`C:\Tools\firefox.exe`, u}},
+		{"linux", " :chromium", []string{"xdg-open", u}},
+	} {
+		if got := browserCommand(tc.goos, tc.env, u); !slices.Equal(got, tc.want) {
+			t.Errorf("%s with $BROWSER %q: %q, want %q", tc.goos, tc.env, got, tc.want)
+		}
 	}
 }
 

@@ -196,7 +196,9 @@ func (a *App) Store() (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	sealer, src, err := seal.Load(seal.LoadOptions{DataDir: dir, Getenv: a.Getenv})
+	sealer, src, err := seal.Load(seal.LoadOptions{DataDir: dir, Getenv: a.Getenv, Notice: func(msg string) {
+		fmt.Fprintf(a.IO.ErrOut, "mcpgate: note: %s\n", msg)
+	}})
 	if err != nil {
 		return nil, fmt.Errorf("opening the credential store: %w", err)
 	}
@@ -354,30 +356,43 @@ func (a *App) Close() {
 	}
 }
 
-// Version is the module version of the binary, or "dev".
+// readBuildInfo is the build's own record; tests give another.
+var readBuildInfo = debug.ReadBuildInfo
+
+// Version is the module version of the binary (v1.2.0, or the
+// pseudo-version `go install ...@commit` records), or "dev" for a build
+// from a checkout, which Go records as "(devel)".
 func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := readBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	return moduleVersion(bi)
+}
+
+func moduleVersion(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
 	}
 	return "dev"
 }
 
-// versionLine is what --version prints: the module version, and the
-// commit it was built from when the build recorded one.
+// versionLine is what --version prints: the module version, then what
+// the build recorded of its commit, and the Go version:
+// "v1.2.0 (commit 1a2b3c4d5e6f, 2026-12-01, with local changes; go1.26.0)".
 func versionLine() string {
-	bi, ok := debug.ReadBuildInfo()
+	bi, ok := readBuildInfo()
 	if !ok {
-		return Version()
+		return "dev"
 	}
-	return describeBuild(Version(), bi.Settings)
+	return describeBuild(bi)
 }
 
-// describeBuild is version with what the build settings say of its
-// commit: "v1.2.0 (commit 1a2b3c4d5e6f, 2026-12-01, with local changes)".
-func describeBuild(version string, settings []debug.BuildSetting) string {
+// describeBuild is the version line of bi.
+func describeBuild(bi *debug.BuildInfo) string {
 	var rev, at string
 	modified := false
-	for _, s := range settings {
+	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
@@ -387,15 +402,24 @@ func describeBuild(version string, settings []debug.BuildSetting) string {
 			modified = s.Value == "true"
 		}
 	}
-	if rev == "" {
-		return version
+	var parts []string
+	if rev != "" {
+		parts = append(parts, "commit "+rev[:min(12, len(rev))])
+		if t, err := time.Parse(time.RFC3339, at); err == nil {
+			parts = append(parts, t.UTC().Format(time.DateOnly))
+		}
+		if modified {
+			parts = append(parts, "with local changes")
+		}
 	}
-	parts := []string{"commit " + rev[:min(12, len(rev))]}
-	if t, err := time.Parse(time.RFC3339, at); err == nil {
-		parts = append(parts, t.UTC().Format(time.DateOnly))
+	line := moduleVersion(bi)
+	switch {
+	case len(parts) > 0 && bi.GoVersion != "":
+		line += " (" + strings.Join(parts, ", ") + "; " + bi.GoVersion + ")"
+	case len(parts) > 0:
+		line += " (" + strings.Join(parts, ", ") + ")"
+	case bi.GoVersion != "":
+		line += " (" + bi.GoVersion + ")"
 	}
-	if modified {
-		parts = append(parts, "with local changes")
-	}
-	return version + " (" + strings.Join(parts, ", ") + ")"
+	return line
 }

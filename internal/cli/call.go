@@ -78,7 +78,7 @@ func runCall(ctx context.Context, app *App, opts *callOptions) error {
 	}
 	mode := opts.Elicit.value
 	if mode == "" {
-		mode = elicitDecline
+		mode = elicitNoTerminal
 		if app.IO.InTTY && opts.ArgsSource != "-" {
 			mode = elicitAsk
 		}
@@ -124,7 +124,7 @@ func runCall(ctx context.Context, app *App, opts *callOptions) error {
 	res, err := m.CallTool(ctx, opts.ID, opts.Tool, args, callOpts)
 	stop()
 	if err != nil {
-		return err
+		return namedError(opts.ID, err)
 	}
 
 	if opts.JSON {

@@ -57,7 +57,7 @@ func catalogs[T any](ctx context.Context, app *App, id, what string,
 	})
 	if id != "" {
 		if errs[0] != nil {
-			return nil, nil, errs[0]
+			return nil, nil, namedError(id, errs[0])
 		}
 		list[0].ID = id
 		return list, nil, nil

@@ -46,7 +46,7 @@ func runDescribe(ctx context.Context, app *App, opts *describeOptions) error {
 		return err
 	})[0]
 	if err != nil {
-		return err
+		return namedError(opts.ID, err)
 	}
 	out := app.IO.Out
 	if opts.JSON {

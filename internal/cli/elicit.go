@@ -26,7 +26,10 @@ import (
 const (
 	elicitAsk            = "ask"             // ask the person on the terminal
 	elicitAcceptDefaults = "accept-defaults" // send the schema's defaults
-	elicitDecline        = "decline"         // always decline
+	elicitDecline        = "decline"         // always decline: the person chose it
+	// elicitNoTerminal declines because there is nobody to ask: no
+	// terminal and no --elicit.
+	elicitNoTerminal = "no-terminal"
 )
 
 // The actions of an elicitation result.
@@ -84,6 +87,9 @@ func (e *elicitor) elicit(ctx context.Context, req *manager.ElicitRequest) (*mcp
 			e.beforeAsk = nil
 		}
 		return e.ask(ctx, server, req.Message, form)
+	case elicitDecline:
+		fmt.Fprintf(e.out, "mcpgate: %s asked for input; declined, as you chose with --elicit decline\n", server)
+		return &mcp.ElicitResult{Action: actionDecline}, nil
 	default:
 		fmt.Fprintf(e.out, "mcpgate: %s asked for input; declined (no terminal to ask on; see --elicit)\n", server)
 		return &mcp.ElicitResult{Action: actionDecline}, nil

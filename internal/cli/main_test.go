@@ -104,18 +104,42 @@ func (h *harness) configBytes() []byte {
 	return b
 }
 
-// --version names the commit a build was made from, when it knows it.
+// --version prints the module version from the build info ("dev" for a
+// checkout's "(devel)"), the commit, its date and local changes when the
+// build stamped them, and the Go version.
+//
+// Not parallel: it swaps readBuildInfo, which every run reads.
 func TestVersionNamesTheCommit(t *testing.T) {
-	t.Parallel()
-	settings := []debug.BuildSetting{{Key: "vcs.revision", Value: "1a2b3c4d5e6f7a8b9c0d"}, {Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}
-	if got, want := describeBuild("v1.2.0", settings), "v1.2.0 (commit 1a2b3c4d5e6f, 2026-12-01, with local changes)"; got != want {
-		t.Errorf("describeBuild = %q, want %q", got, want)
+	vcs := []debug.BuildSetting{{Key: "vcs.revision", Value: "1a2b3c4d5e6f7a8b9c0d"}, {Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}
+	for _, tc := range []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.0"}, Settings: vcs}, "v1.2.0 (commit 1a2b3c4d5e6f, 2026-12-01, with local changes; go1.26.0)"},
+		{debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}, Settings: vcs[:1]}, "dev (commit 1a2b3c4d5e6f; go1.26.0)"},
+		{debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}}, "dev (go1.26.0)"},
+		{debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201100000-1a2b3c4d5e6f"}}, "v0.0.0-20261201100000-1a2b3c4d5e6f"},
+		{debug.BuildInfo{}, "dev"},
+	} {
+		if got := describeBuild(&tc.bi); got != tc.want {
+			t.Errorf("describeBuild(%+v) = %q, want %q", tc.bi.Main, got, tc.want)
+		}
 	}
-	if got := describeBuild("dev", nil); got != "dev" {
-		t.Errorf("without build settings: %q", got)
+
+	old := readBuildInfo
+	t.Cleanup(func() { readBuildInfo = old })
+	readBuildInfo = func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.0"}, Settings: vcs}, true
 	}
 	h := newHarness(t)
-	if r := h.mustRun(0, "--version"); !strings.HasPrefix(r.stdout, "mcpgate version ") {
+	if r := h.mustRun(0, "--version"); r.stdout != "mcpgate version v1.2.0 (commit 1a2b3c4d5e6f, 2026-12-01, with local changes; go1.26.0)\n" {
 		t.Errorf("--version printed %q", r.stdout)
+	}
+	if Version() != "v1.2.0" {
+		t.Errorf("Version() = %q", Version())
+	}
+	readBuildInfo = func() (*debug.BuildInfo, bool) { return nil, false }
+	if r := h.mustRun(0, "--version"); r.stdout != "mcpgate version dev\n" {
+		t.Errorf("--version without build info printed %q", r.stdout)
 	}
 }

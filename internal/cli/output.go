@@ -215,3 +215,26 @@ func describeError(e *manager.ErrorInfo) string {
 	}
 	return s
 }
+
+// namedError makes sure the error of a command about one server names
+// it: the manager's messages say what failed ("connecting: connection
+// refused"), not for which server, when a person ran one command for one.
+// The error's category, and so the exit code, are kept.
+func namedError(id string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if strings.HasPrefix(msg, id+":") || strings.HasPrefix(msg, id+" ") || strings.Contains(msg, `"`+id+`"`) {
+		return err
+	}
+	return &serverError{id: id, err: err}
+}
+
+type serverError struct {
+	id  string
+	err error
+}
+
+func (e *serverError) Error() string { return e.id + ": " + e.err.Error() }
+func (e *serverError) Unwrap() error { return e.err }

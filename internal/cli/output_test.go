@@ -129,7 +129,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"stauts"}, "did you mean status?"},
 		{[]string{"servers", "extra"}, "takes 0 argument(s), got 1"},
 		{[]string{"--nope"}, "unknown flag: --nope"},
-		{[]string{"list", "--json=maybe"}, "invalid argument"},
+		{[]string{"list", "--json=maybe"}, `--json "maybe": must be true or false`},
 		{[]string{"prompt", "demo", "greet", "name"}, "want KEY=VALUE"},
 		{[]string{"prompt", "demo", "greet", "a=1", "a=2"}, "given twice"},
 		{[]string{"import", "x", "--format", "zedd"}, "--format: \"zedd\": unknown; did you mean zed?"},

@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/internal/names"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -114,12 +117,18 @@ func runPrompt(ctx context.Context, app *App, opts *promptOptions) error {
 	}
 	var res *mcp.GetPromptResult
 	err = forEachServer(ctx, app, []string{opts.ID}, "Connecting", func(ctx context.Context, _ int) error {
-		var err error
+		prompts, err := m.Prompts(ctx, opts.ID)
+		if err != nil {
+			return err
+		}
+		if err := checkPromptArgs(opts.ID, opts.Prompt, prompts, opts.Args); err != nil {
+			return err
+		}
 		res, err = m.GetPrompt(ctx, opts.ID, opts.Prompt, opts.Args)
 		return err
 	})[0]
 	if err != nil {
-		return err
+		return namedError(opts.ID, err)
 	}
 	out := app.IO.Out
 	if opts.JSON {
@@ -139,6 +148,62 @@ func runPrompt(ctx context.Context, app *App, opts *promptOptions) error {
 		if msg.Content != nil {
 			writeContent(out, msg.Content)
 		}
+	}
+	return nil
+}
+
+// checkPromptArgs checks args against the arguments the prompt declares,
+// before anything is sent: an unknown prompt is not found (with the
+// closest names), a missing required or undeclared argument is a usage
+// error naming what the prompt takes.
+func checkPromptArgs(id, name string, prompts []*mcp.Prompt, args map[string]string) error {
+	i := slices.IndexFunc(prompts, func(p *mcp.Prompt) bool { return p != nil && p.Name == name })
+	if i < 0 {
+		var known []string
+		for _, p := range prompts {
+			if p != nil {
+				known = append(known, p.Name)
+			}
+		}
+		msg := fmt.Sprintf("server %q has no prompt %q", id, name)
+		if c := names.Closest(name, known, 3); len(c) > 0 {
+			msg += "; did you mean " + strings.Join(c, ", ") + "?"
+		}
+		return &mcpgate.Error{Category: mcpgate.CategoryNotFound, Message: sanitize(msg)}
+	}
+	p := prompts[i]
+	var declared, missing, takes []string
+	for _, a := range p.Arguments {
+		if a == nil {
+			continue
+		}
+		declared = append(declared, a.Name)
+		word := firstLine(a.Name, 40)
+		if a.Required {
+			word += " (required)"
+			if _, ok := args[a.Name]; !ok {
+				missing = append(missing, firstLine(a.Name, 40)+"=VALUE")
+			}
+		}
+		takes = append(takes, word)
+	}
+	what := fmt.Sprintf("prompt %q of server %q", firstLine(name, 80), id)
+	takesText := "no arguments"
+	if len(takes) > 0 {
+		takesText = strings.Join(takes, ", ")
+	}
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		if slices.Contains(declared, k) {
+			continue
+		}
+		msg := fmt.Sprintf("%s has no argument %q; it takes %s", what, k, takesText)
+		if c := names.Closest(k, declared, 2); len(c) > 0 {
+			msg += "; did you mean " + strings.Join(c, " or ") + "?"
+		}
+		return usageErrorf("%s", sanitize(msg))
+	}
+	if len(missing) > 0 {
+		return usageErrorf("%s", sanitize(fmt.Sprintf("%s needs %s; it takes %s", what, strings.Join(missing, " "), takesText)))
 	}
 	return nil
 }

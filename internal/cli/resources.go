@@ -157,7 +157,7 @@ func runRead(ctx context.Context, app *App, opts *readOptions) error {
 		return err
 	})[0]
 	if err != nil {
-		return err
+		return namedError(opts.ID, err)
 	}
 	if opts.JSON {
 		return writeResultJSON(app.IO.Out, res)

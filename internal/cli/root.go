@@ -131,9 +131,7 @@ Try it without any setup:
 	root.SetIn(app.IO.In)
 	root.SetOut(app.IO.Out)
 	root.SetErr(app.IO.ErrOut)
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &UsageError{Err: err}
-	})
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return flagError(err) })
 	root.PersistentFlags().StringVar(&app.configFlag, "config", "", "config `file` (default $MCPGATE_CONFIG, else $XDG_CONFIG_HOME/mcpgate/config.json)")
 	root.PersistentFlags().StringVar(&app.dataDirFlag, "data-dir", "", "data `directory` holding credentials, sealed (default $MCPGATE_DATA_DIR, else $XDG_DATA_HOME/mcpgate)")
 
@@ -162,6 +160,8 @@ Try it without any setup:
 	root.AddGroup(&cobra.Group{ID: "agents", Title: "Serve agents:"})
 	add("agents", newServeCmd(app), newKeysCmd(app), newInstallCmd(app), newUninstallCmd(app))
 	root.AddCommand(newDemoCmd(app))
+	addCompletion(root, app)
+	addHelpCmd(root)
 	return root
 }
 

@@ -19,7 +19,7 @@ type searchOptions struct {
 func newSearchCmd(app *App) *cobra.Command {
 	opts := &searchOptions{}
 	cmd := &cobra.Command{
-		Use:   "search QUERY",
+		Use:   "search QUERY...",
 		Short: "Find tools across every enabled server, best match first",
 		Long: strings.TrimSpace(`
 Rank the enabled tools of every enabled server for QUERY (words or a whole
@@ -31,7 +31,7 @@ exit code is then 1.`),
 		Example: examples(`
   mcpgate search "open a bug report"
   mcpgate search "list my pull requests" --limit 3 --json`),
-		Args: cobra.MinimumNArgs(1),
+		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Query = strings.Join(args, " ")
 			return runSearch(cmd.Context(), app, opts)

@@ -88,7 +88,7 @@ func runServers(app *App, opts *serversOptions) error {
 			n = append(n, "connects on startup")
 		}
 		if len(s.DisabledTools) > 0 {
-			n = append(n, fmt.Sprintf("%d tool(s) disabled", len(s.DisabledTools)))
+			n = append(n, counted(len(s.DisabledTools), "tool")+" disabled")
 		}
 		notes[i] = strings.Join(n, ", ")
 		anyNotes = anyNotes || len(n) > 0

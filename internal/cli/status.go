@@ -35,7 +35,8 @@ func newStatusCmd(app *App) *cobra.Command {
 		Long: strings.TrimSpace(`
 Connect every enabled server (or just NAME) and show its state: ready,
 needs-auth or error, with the reason and the number of tools, prompts and
-resources. With --cached, a server whose catalog an earlier command
+resources (- in the table, -1 in JSON, when that list was never loaded:
+unknown, not none). With --cached, a server whose catalog an earlier command
 stored is not connected: it is shown as cached, with the counts of that
 catalog, which list, search and describe answer from without connecting.
 Disabled servers are listed without connecting. It also says where
@@ -200,9 +201,9 @@ func statusLine(st manager.Status) string {
 	s := fmt.Sprintf("%s: %s", st.ID, st.State)
 	switch {
 	case st.State == mcpgate.StateReady:
-		s += fmt.Sprintf(" (%s tools, %s prompts, %s resources; MCP %s)", count(st.Tools), count(st.Prompts), count(st.Resources), st.ProtocolVersion)
+		s += fmt.Sprintf(" (%s, %s, %s; MCP %s)", counted(st.Tools, "tool"), counted(st.Prompts, "prompt"), counted(st.Resources, "resource"), st.ProtocolVersion)
 	case st.Cached:
-		s += fmt.Sprintf(" (cached, %s tools, %s prompts, %s resources)", count(st.Tools), count(st.Prompts), count(st.Resources))
+		s += fmt.Sprintf(" (cached, %s, %s, %s)", counted(st.Tools, "tool"), counted(st.Prompts, "prompt"), counted(st.Resources, "resource"))
 	}
 	if st.Error != nil {
 		s += ": " + describeError(st.Error)
@@ -210,7 +211,19 @@ func statusLine(st manager.Status) string {
 	return s
 }
 
-// count shows a catalog size; -1 means never loaded.
+// counted is a catalog size in words, "1 tool", "3 tools"; -1 (never
+// loaded) is unknown, not 0.
+func counted(n int, noun string) string {
+	switch {
+	case n < 0:
+		return "unknown " + noun + "s"
+	case n == 1:
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// count shows a catalog size in a column; -1 means never loaded.
 func count(n int) string {
 	if n < 0 {
 		return "-"

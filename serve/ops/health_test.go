@@ -8,11 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/signal"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -217,34 +214,6 @@ func TestDrainDeadlineCutsWhatRemains(t *testing.T) {
 	case <-cut: // its connection was closed, so its context ended
 	case <-time.After(5 * time.Second):
 		t.Fatal("the request past the deadline was not cut")
-	}
-}
-
-func TestSIGTERMStartsTheDrain(t *testing.T) {
-	h := ops.NewHealth(nil)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() {
-		errc <- ops.Serve(ctx, &http.Server{Handler: h.Healthz(), ReadHeaderTimeout: time.Second}, ln, &ops.DrainOptions{Health: h})
-	}()
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatalf("Serve = %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("SIGTERM did not drain")
-	}
-	if !h.IsDraining() {
-		t.Error("health not draining after SIGTERM")
 	}
 }
 

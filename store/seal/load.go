@@ -40,6 +40,9 @@ var (
 	keyringGet     = keyring.Get
 	keyringSet     = keyring.Set
 	keyringTimeout = 3 * time.Second
+	// goos decides the key file's permission check and the words of the
+	// keyring notice; tests set another OS.
+	goos = runtime.GOOS
 )
 
 // Source says where [Load] found the key.
@@ -61,6 +64,11 @@ type LoadOptions struct {
 	Getenv func(string) string
 	// NoKeyring skips the OS keyring, as MCPGATE_KEYRING=off does.
 	NoKeyring bool
+	// Notice, when set, is told in one sentence that the OS keyring could
+	// not keep a new key and the key file does instead, so a person knows
+	// where their key is. The sentence never holds the key. Only Load
+	// tells it; Find creates nothing.
+	Notice func(msg string)
 }
 
 // Load finds the key and returns a Sealer for it:
@@ -83,18 +91,43 @@ func Load(opts LoadOptions) (*Sealer, Source, error) {
 	if !errors.Is(err, ErrNoKey) {
 		return s, src, err
 	}
+	// The keyring was asked unless turned off; a new key going to the
+	// file after all means it failed or refused the key.
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	keyringFailed := !opts.NoKeyring && !isOff(getenv(EnvKeyring))
 	if src == SourceKeyring {
 		if key, err := keyringCreate(); err == nil {
 			s, err := New(key)
 			return s, SourceKeyring, err
 		}
 	}
-	key, err := createKeyFile(filepath.Join(opts.DataDir, KeyFileName))
+	path := filepath.Join(opts.DataDir, KeyFileName)
+	key, err := createKeyFile(path)
 	if err != nil {
 		return nil, "", err
 	}
+	if keyringFailed && opts.Notice != nil {
+		opts.Notice(fmt.Sprintf("the OS keyring could not keep the secret key (%s), so it is in the key file %s, readable by you only; set %s=off to stop trying the keyring", keyringTrouble(goos), path, EnvKeyring))
+	}
 	s, err = New(key)
 	return s, SourceFile, err
+}
+
+// keyringTrouble says in words why the keyring of goos usually fails,
+// instead of the keyring library's own message.
+func keyringTrouble(goos string) string {
+	switch goos {
+	case "darwin":
+		return "the login keychain did not answer; it may be locked"
+	case "windows":
+		return "the Windows Credential Manager refused it"
+	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
+		return "no Secret Service answered on D-Bus, as usual over SSH, in containers and without a desktop session"
+	}
+	return "mcpgate knows no keyring on " + goos
 }
 
 // ErrNoKey is returned by [Find] when there is no key yet, which [Load]
@@ -258,7 +291,7 @@ func readKeyFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("key file %s is not a regular file", path)
 	}
 	// Windows reports no meaningful permission bits; its ACLs are not checked.
-	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+	if goos != "windows" && fi.Mode().Perm()&0o077 != 0 {
 		return nil, &modeError{fmt.Sprintf("key file %s has mode %#o: it must be readable by its owner only (chmod 600 %s)", path, fi.Mode().Perm(), path)}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 1024))
