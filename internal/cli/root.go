@@ -61,6 +61,7 @@ func runApp(ctx context.Context, app *App, args []string) int {
 		runE := c.RunE
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			started = true
+			app.collect(collectOneShot) // serve and ui choose otherwise
 			return runE(cmd, args)
 		}
 	})

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -98,9 +97,7 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 	}
 	app.logger = slog.New(slog.NewTextHandler(app.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	app.refreshCached = true
-	if app.ownsProcess {
-		collectLessOften(app.Getenv)
-	}
+	app.collect(collectLongLived)
 	m, err := app.Manager()
 	if err != nil {
 		return err
@@ -151,21 +148,4 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 	defer func() { cancel(); <-watched }()
 	m.Start(ctx)
 	return front.Run(ctx, serve.StdioTransport(app.IO.In, app.IO.Out))
-}
-
-// collectLessOften sets the garbage collector of a stdio serve process,
-// unless GOGC or GOMEMLIMIT says otherwise. Every message through it is
-// decoded by the go-sdk with a fresh decoder and its 32 KiB buffer (about
-// 1.2 MB of garbage a call on the whole path, BenchmarkServeInProcess),
-// while what the process keeps is small: at the default GOGC of 100 the
-// collector runs every few calls. A target
-// of five times the live heap, capped by a soft limit of 256 MiB, spends
-// a few tens of MiB to collect a fifth as often; a large catalog's heap
-// meets the limit first, and then collections come as they would.
-func collectLessOften(getenv func(string) string) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	debug.SetGCPercent(400)
-	debug.SetMemoryLimit(256 << 20)
 }

@@ -35,6 +35,7 @@ type httpOptions struct {
 // served over Streamable HTTP from this replica until ctx ends (SIGTERM),
 // then drained.
 func runServeHTTP(ctx context.Context, app *App, opts *serveOptions) error {
+	app.collect(collectShared)
 	h := &opts.HTTP
 	d, err := loadDeployment(app, h.Deploy)
 	if err != nil {

@@ -72,6 +72,7 @@ func uiListenAddr(addr string) (string, error) {
 }
 
 func runUI(ctx context.Context, app *App, opts *uiOptions) error {
+	app.collect(collectLongLived)
 	addr, err := uiListenAddr(opts.Addr)
 	if err != nil {
 		return err
