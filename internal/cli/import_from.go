@@ -217,7 +217,7 @@ func writeHostsImport(out io.Writer, cfgPath string, sources []importSource, imp
 		fmt.Fprintf(out, "Nothing to import from %d %s; the config is unchanged.\n", len(sources), plural(len(sources), "host", "hosts"))
 		return
 	}
-	fmt.Fprintf(out, "Imported %d server(s) from %d %s into %s.\n", imported, len(sources), plural(len(sources), "host", "hosts"), cfgPath)
+	fmt.Fprintf(out, "Imported %d %s from %d %s into %s.\n", imported, plural(imported, "server", "servers"), len(sources), plural(len(sources), "host", "hosts"), cfgPath)
 }
 
 // importJSON is import --json's output.

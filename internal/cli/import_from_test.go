@@ -322,7 +322,7 @@ func TestImportFromAll(t *testing.T) {
 		"goose (" + hostPath(t, h, "goose") + "):\n",
 		"  skipped mcpgate: this is mcpgate itself\n",
 		`  skipped linear: the same server as Claude Code's "linear"`,
-		"Imported 5 server(s) from 5 hosts into " + h2.cfg + ".\n",
+		"Imported 5 servers from 5 hosts into " + h2.cfg + ".\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)

@@ -30,7 +30,7 @@ func TestImportClaudeCode(t *testing.T) {
 	file := writeFile(t, ".mcp.json", claudeCodeFile)
 
 	r := h.mustRun(0, "import", file, "--allow-env", "DOCS_TOKEN")
-	for _, want := range []string{"Imported 1 server(s)", "docs", "https://docs.example.com/mcp", "Skipped 1:", "files: "} {
+	for _, want := range []string{"Imported 1 server from", "docs", "https://docs.example.com/mcp", "Skipped 1:", "files: "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("import output lacks %q:\n%s", want, r.stdout)
 		}
@@ -145,7 +145,7 @@ command = "npx"
 args = ["-y", "@modelcontextprotocol/server-filesystem"]
 `)
 	r := h.mustRun(0, "import", file, "--allow-env", "DOCS_TOKEN")
-	for _, want := range []string{"as codex: detected from TOML", "Imported 1 server(s)", "docs", "headers Authorization; reads $DOCS_TOKEN", "fs: runs the local command"} {
+	for _, want := range []string{"as codex: detected from TOML", "Imported 1 server from", "docs", "headers Authorization; reads $DOCS_TOKEN", "fs: runs the local command"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("import output lacks %q:\n%s", want, r.stdout)
 		}
