@@ -159,32 +159,6 @@ var defaultConfig = config{
 	assocMaxShare: 0.06,
 }
 
-// termsOf is terms with the index's stemming choice.
-func (ix *Index) termsOf(s string) []string {
-	if ix.cfg.stem {
-		return terms(s)
-	}
-	var out []string
-	for _, w := range words(s) {
-		if meaningful(w) {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-func dedupe(ts []string) []string {
-	seen := map[string]bool{}
-	out := ts[:0]
-	for _, t := range ts {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // Search returns up to limit hits, best first; equal scores keep the order
 // of the document IDs. Every document that shares a meaningful word
 // with the query (any word but a stop word, a bare number or a single
