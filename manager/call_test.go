@@ -25,10 +25,17 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 }
 
 func TestCallTimesOut(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	c := cfg("s", srv.URL)
 	c.Timeout = 200 * time.Millisecond
 	m := newManager(t, nil, c)
+	// Connected first, so the timeout is the call's alone: on a loaded
+	// machine a connect could take it all, and the call would never be
+	// sent (nor its cancellation).
+	if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	_, err := m.CallTool(ctxT(t, 10*time.Second), "s", "slow", raw(`{"seconds":30}`), nil)
 	if !errors.Is(err, mcpgate.ErrTimeout) {
@@ -50,6 +57,7 @@ func TestCallTimesOut(t *testing.T) {
 }
 
 func TestCancelByOperationID(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	m := newManager(t, nil, cfg("s", srv.URL))
 	ctx := ctxT(t, 20*time.Second)
@@ -67,6 +75,7 @@ func TestCancelByOperationID(t *testing.T) {
 }
 
 func TestCancelBeforeAdmissionWins(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	m := newManager(t, nil, cfg("s", srv.URL))
 	m.Cancel("op-early")
@@ -84,6 +93,7 @@ func TestCancelBeforeAdmissionWins(t *testing.T) {
 }
 
 func TestEarlyCancelRecordIsBounded(t *testing.T) {
+	t.Parallel()
 	ops := newOperations()
 	now := time.Unix(1000, 0)
 	ops.now = func() time.Time { return now }
@@ -101,6 +111,7 @@ func TestEarlyCancelRecordIsBounded(t *testing.T) {
 }
 
 func TestCallNotResentAfter500(t *testing.T) {
+	t.Parallel()
 	hook := fake.Status500()
 	h := fake.StartHostile(t, fake.HostileOptions{CallTool: hook.Call})
 	m := newManager(t, nil, cfg("s", h.URL))
@@ -121,6 +132,7 @@ func TestCallNotResentAfter500(t *testing.T) {
 }
 
 func TestCallNotResentAfterDroppedConnection(t *testing.T) {
+	t.Parallel()
 	hook := fake.DropConnection()
 	h := fake.StartHostile(t, fake.HostileOptions{CallTool: hook.Call})
 	m := newManager(t, nil, cfg("s", h.URL))
@@ -138,6 +150,7 @@ func TestCallNotResentAfterDroppedConnection(t *testing.T) {
 }
 
 func TestHugeResultIsBounded(t *testing.T) {
+	t.Parallel()
 	hook := fake.HugeResult(8 << 20)
 	h := fake.StartHostile(t, fake.HostileOptions{CallTool: hook.Call})
 	m := newManager(t, &Options{Limits: Limits{MaxResponseBytes: 1 << 20}}, cfg("s", h.URL))
@@ -152,6 +165,7 @@ func TestHugeResultIsBounded(t *testing.T) {
 }
 
 func TestStandaloneStream(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{fake.GetStreamHang, fake.GetStreamClose, fake.GetStream405} {
 		t.Run(mode, func(t *testing.T) {
 			h := fake.StartHostile(t, fake.HostileOptions{GetStream: mode, Sessions: true})
@@ -178,6 +192,7 @@ func TestStandaloneStream(t *testing.T) {
 // The manager speaks every generation: 2026-07-28 first, then the session
 // era down to 2025-03-26, and remembers per server what worked.
 func TestProtocolNegotiation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		versions  []string
@@ -225,6 +240,7 @@ func TestProtocolNegotiation(t *testing.T) {
 
 // Versions before Streamable HTTP are refused with a reason.
 func TestProtocolBeforeStreamableHTTPRefused(t *testing.T) {
+	t.Parallel()
 	older := fake.StartHostile(t, fake.HostileOptions{ProtocolVersion: "2024-11-05"})
 	m := newManager(t, nil, cfg("older", older.URL))
 	err := m.Connect(ctxT(t, 10*time.Second), "older")
@@ -234,6 +250,7 @@ func TestProtocolBeforeStreamableHTTPRefused(t *testing.T) {
 }
 
 func TestBearerAndHeaders(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, &fake.Options{BearerToken: "tok-123", RequireHeader: map[string]string{"X-Api-Key": "k-456"}})
 	env := map[string]string{"TOKEN": "tok-123", "KEY": "k-456"}
 	c := cfg("s", srv.URL)
@@ -265,6 +282,7 @@ func TestBearerAndHeaders(t *testing.T) {
 }
 
 func TestMissingHeaderVariableIsClear(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	c := cfg("s", srv.URL)
 	c.Headers = map[string]string{"X-Api-Key": "${MISSING_KEY}"}
@@ -279,6 +297,7 @@ func TestMissingHeaderVariableIsClear(t *testing.T) {
 }
 
 func TestElicitationRouting(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	var got *ElicitRequest
 	m := newManager(t, &Options{Elicit: func(ctx context.Context, req *ElicitRequest) (*mcp.ElicitResult, error) {
@@ -308,6 +327,7 @@ func TestElicitationRouting(t *testing.T) {
 }
 
 func TestToolErrorResultIsNotAnError(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	m := newManager(t, nil, cfg("s", srv.URL))
 	res, err := m.CallTool(ctxT(t, 10*time.Second), "s", "fail", nil, nil)
@@ -323,6 +343,7 @@ func TestToolErrorResultIsNotAnError(t *testing.T) {
 }
 
 func TestPromptsAndResources(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	m := newManager(t, nil, cfg("s", srv.URL))
 	ctx := ctxT(t, 10*time.Second)
@@ -354,6 +375,7 @@ func TestPromptsAndResources(t *testing.T) {
 // spec-following server may answer: with or without sessions, SSE or JSON
 // responses.
 func TestServerVariants(t *testing.T) {
+	t.Parallel()
 	for _, v := range []struct {
 		name string
 		opts fake.Options

@@ -34,6 +34,7 @@ func toolsPage(names ...string) json.RawMessage {
 }
 
 func TestListChangedKeepsLastValidCatalogOnMalformedRefresh(t *testing.T) {
+	t.Parallel()
 	var current atomic.Value
 	current.Store(toolsPage("alpha", "beta"))
 	h := fake.StartHostile(t, fake.HostileOptions{
@@ -69,6 +70,7 @@ func TestListChangedKeepsLastValidCatalogOnMalformedRefresh(t *testing.T) {
 }
 
 func TestListChangedFromHonestServer(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	m := newManager(t, nil, cfg("s", srv.URL))
 	before := len(toolNames(t, m, "s"))
@@ -80,6 +82,7 @@ func TestListChangedFromHonestServer(t *testing.T) {
 // was running and one more, never one list per notification, and the
 // catalog ends up as the server's last one.
 func TestListChangedFloodIsCoalesced(t *testing.T) {
+	t.Parallel()
 	var current atomic.Value
 	current.Store(toolsPage("alpha"))
 	release := make(chan struct{})
@@ -121,6 +124,7 @@ func TestListChangedFloodIsCoalesced(t *testing.T) {
 }
 
 func TestEndlessCursorIsStopped(t *testing.T) {
+	t.Parallel()
 	hook := fake.EndlessCursor()
 	h := fake.StartHostile(t, fake.HostileOptions{ToolsList: hook.List})
 	lim := Limits{MaxPages: 7}
@@ -139,6 +143,7 @@ func TestEndlessCursorIsStopped(t *testing.T) {
 }
 
 func TestOversizedAndInvalidEntriesDropped(t *testing.T) {
+	t.Parallel()
 	hook := fake.OversizedToolsList(3, 100<<10)
 	h := fake.StartHostile(t, fake.HostileOptions{ToolsList: hook.List})
 	m := newManager(t, nil, cfg("s", h.URL))

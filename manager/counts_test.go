@@ -13,6 +13,7 @@ import (
 // failed to connect does not read as a server with no tools. Once listed,
 // the counts are the lists' lengths.
 func TestStatusCountsUnknownUntilListed(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

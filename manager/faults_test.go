@@ -29,6 +29,7 @@ func stallWhen(method string) func(*fake.FaultRequest) fake.Fault {
 // ConnectTimeout runs out; the attempt does not hang for every caller
 // after it.
 func TestConnectTimeoutBoundsTheFirstCatalog(t *testing.T) {
+	t.Parallel()
 	for _, gen := range generations {
 		t.Run(gen.name, func(t *testing.T) {
 			srv := fake.Start(t, &fake.Options{Versions: gen.versions})
@@ -53,6 +54,7 @@ func TestConnectTimeoutBoundsTheFirstCatalog(t *testing.T) {
 // makes the manager check the connection; when that check hangs, the call
 // still ends at its own deadline, while the check goes on without it.
 func TestCallDeadlineBoundsTheHealthCheck(t *testing.T) {
+	t.Parallel()
 	for _, gen := range generations {
 		t.Run(gen.name, func(t *testing.T) {
 			check := "ping"
@@ -104,6 +106,7 @@ func TestCallDeadlineBoundsTheHealthCheck(t *testing.T) {
 // gateway looks its tool up first): a server that never answers the list
 // fails the lookup instead of hanging it and every lookup queued behind.
 func TestCatalogRefreshIsBounded(t *testing.T) {
+	t.Parallel()
 	for _, gen := range generations {
 		t.Run(gen.name, func(t *testing.T) {
 			var armed atomic.Bool
@@ -144,6 +147,7 @@ func TestCatalogRefreshIsBounded(t *testing.T) {
 // overloaded, not without a stream: the stream is opened again later,
 // and the server's change announcements reach the manager.
 func TestEventStreamReopensAfterOverload(t *testing.T) {
+	t.Parallel()
 	for _, gen := range generations {
 		for _, fault := range []fake.Fault{fake.Fault503, fake.Fault429} {
 			t.Run(gen.name+"/"+string(fault), func(t *testing.T) {
@@ -191,6 +195,7 @@ func TestEventStreamReopensAfterOverload(t *testing.T) {
 // parser would take a last data line without its blank line as a whole
 // event, and a call cut there would be reported done.
 func TestEventFilterDeliversOnlyWholeEvents(t *testing.T) {
+	t.Parallel()
 	event := func(text string) string {
 		return "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}]}}\n\n"
 	}

@@ -16,6 +16,7 @@ import (
 // The hooks the operating side plugs in: every call's end, every event
 // stream's opening and end, and a sending middleware per server.
 func TestOperatingHooks(t *testing.T) {
+	t.Parallel()
 	for _, g := range generations {
 		t.Run(g.name, func(t *testing.T) {
 			srv := fake.Start(t, &fake.Options{Versions: g.versions})

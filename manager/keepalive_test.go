@@ -63,6 +63,7 @@ func startCountingProxy(t *testing.T, target string) *countingProxy {
 // ends as soon as it has the answer, a moment before the stream's end,
 // and that must not throw the connection away (a dial per call).
 func TestCallsReuseTheirConnection(t *testing.T) {
+	t.Parallel()
 	for name, versions := range map[string][]string{"2026-07-28": {"2026-07-28"}, "session era": fake.SessionEra} {
 		// With a request log, its exchange watches for the answer; without
 		// one, the body does.

@@ -13,6 +13,7 @@ import (
 )
 
 func TestConcurrentConnectsShareOneInitialize(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	g := startGate(t, srv.URL)
 	g.hold()
@@ -51,6 +52,7 @@ func TestConcurrentConnectsShareOneInitialize(t *testing.T) {
 }
 
 func TestStaleConnectionCannotTouchCurrentSession(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	m := newManager(t, nil, cfg("s", srv.URL))
 	ctx := ctxT(t, 10*time.Second)
@@ -86,6 +88,7 @@ func TestStaleConnectionCannotTouchCurrentSession(t *testing.T) {
 }
 
 func TestSupersededAttemptCannotInstallItsSession(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	g := startGate(t, srv.URL)
 	g.hold()
@@ -108,6 +111,7 @@ func TestSupersededAttemptCannotInstallItsSession(t *testing.T) {
 }
 
 func TestURLChangePassesDisconnectBarrier(t *testing.T) {
+	t.Parallel()
 	a := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
 	b := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
 	m := newManager(t, nil, cfg("s", a.URL))
@@ -136,6 +140,7 @@ func TestURLChangePassesDisconnectBarrier(t *testing.T) {
 }
 
 func TestURLChangeCancelsAttemptInFlight(t *testing.T) {
+	t.Parallel()
 	a := fake.Start(t, nil)
 	g := startGate(t, a.URL)
 	g.hold()
@@ -162,6 +167,7 @@ func TestURLChangeCancelsAttemptInFlight(t *testing.T) {
 }
 
 func TestExpiredSessionIsReinitializedOnce(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
 	// Without a standalone stream, only the call itself can learn that the
 	// server forgot the session: its request is answered 404.
@@ -193,6 +199,7 @@ func TestExpiredSessionIsReinitializedOnce(t *testing.T) {
 }
 
 func TestServerGoneMeansError(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	m := newManager(t, nil, cfg("s", srv.URL))
 	ctx := ctxT(t, 20*time.Second)
@@ -215,6 +222,7 @@ func TestServerGoneMeansError(t *testing.T) {
 }
 
 func TestCloseLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
 	m, err := New([]mcpgate.ServerConfig{cfg("s", srv.URL)}, nil)
 	if err != nil {
@@ -235,6 +243,7 @@ func TestCloseLeavesNothingRunning(t *testing.T) {
 }
 
 func TestConnectOnStartupAndLazy(t *testing.T) {
+	t.Parallel()
 	eager := fake.Start(t, nil)
 	lazy := fake.Start(t, nil)
 	e := cfg("eager", eager.URL)
@@ -248,6 +257,7 @@ func TestConnectOnStartupAndLazy(t *testing.T) {
 }
 
 func TestDisabledServerAndTool(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	c := cfg("s", srv.URL)
 	c.DisabledTools = []string{"echo"}
@@ -282,6 +292,7 @@ func TestDisabledServerAndTool(t *testing.T) {
 }
 
 func TestCallInFlightWhenSessionExpiresIsNotResent(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
 	m := newManager(t, nil, cfg("s", srv.URL))
 	ctx := ctxT(t, 20*time.Second)

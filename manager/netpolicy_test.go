@@ -29,6 +29,7 @@ func policyClient(t *testing.T, n *netpolicytest.Network) *http.Client {
 // public name that resolves to 127.0.0.1 is refused at the dial, with an
 // error of category policy that says why, and nothing is sent.
 func TestNetworkPolicyRefusesARebindingName(t *testing.T) {
+	t.Parallel()
 	n := netpolicytest.New(t)
 	n.Resolve("mcp.example.test", "127.0.0.1")
 	m := newManager(t, &Options{HTTPClient: policyClient(t, n)}, cfg("docs", "https://mcp.example.test/mcp"))
@@ -55,6 +56,7 @@ func TestNetworkPolicyRefusesARebindingName(t *testing.T) {
 // is refused until its config allows private networks, and refused again
 // once the setting is withdrawn, at once.
 func TestAllowPrivateNetworkReachesTheServer(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	n := netpolicytest.New(t)
 	n.Forward("10.1.2.3", []string{"mcp.corp.test"}, srv.URL)

@@ -45,6 +45,7 @@ func (l *logged) find(t *testing.T, server, method, tool string) RequestLogEntry
 }
 
 func TestRequestLogRecordsCall(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		versions []string
 		connect  []string
@@ -87,6 +88,7 @@ func TestRequestLogRecordsCall(t *testing.T) {
 }
 
 func TestRequestLogRecordsFailures(t *testing.T) {
+	t.Parallel()
 	hook := fake.Status500()
 	h := fake.StartHostile(t, fake.HostileOptions{CallTool: hook.Call})
 	var l logged
@@ -123,6 +125,7 @@ func TestRequestLogRecordsFailures(t *testing.T) {
 }
 
 func TestRequestLogBounded(t *testing.T) {
+	t.Parallel()
 	l := newRequestLog(3, nil)
 	if got := l.recent(0); len(got) != 0 {
 		t.Fatalf("empty ring: %+v", got)
@@ -158,6 +161,7 @@ func TestRequestLogBounded(t *testing.T) {
 }
 
 func TestRequestLogKeepsNoSecrets(t *testing.T) {
+	t.Parallel()
 	const token, arg, query = "tok-SECRET-123", "arg-SECRET-456", "q-SECRET-789"
 	srv := fake.Start(t, &fake.Options{BearerToken: token})
 	c := cfg("s", srv.URL+"?key="+query)
@@ -183,6 +187,7 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat(`"x",`, 20000)
 	tests := []struct {
 		name, body, method, tool string
@@ -208,6 +213,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestRPCErrorScanner(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		sse  bool
@@ -246,6 +252,7 @@ func TestRPCErrorScanner(t *testing.T) {
 // recorded when it ends. A manager closed right after the call (a CLI
 // command, done) waits for that, so the call is in the log.
 func TestRequestLogHasACallWhenTheManagerCloses(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostile(t, fake.HostileOptions{
 		CallTool: func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
 			w.Header().Set("Content-Type", "text/event-stream")

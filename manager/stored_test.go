@@ -59,6 +59,7 @@ func listedOnce(t *testing.T, st store.CatalogStore, c mcpgate.ServerConfig) {
 }
 
 func TestStoredCatalogAnswersWithoutConnecting(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	st := catalogStore(t)
 	listedOnce(t, st, cfg("s", srv.URL))
@@ -117,6 +118,7 @@ func toolNamesOf(t *testing.T, srv *fake.Server) []string {
 }
 
 func TestStoredCatalogOfAnotherURLIsIgnored(t *testing.T) {
+	t.Parallel()
 	old := fake.Start(t, nil)
 	srv := fake.Start(t, nil)
 	old.AddTool("only_at_the_old_url", "lives at the old URL")
@@ -156,6 +158,7 @@ func TestStoredCatalogOfAnotherURLIsIgnored(t *testing.T) {
 }
 
 func TestLiveListReplacesStoredCatalog(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	st := catalogStore(t)
 	m := newManager(t, &Options{Catalogs: st}, cfg("s", srv.URL))
@@ -216,6 +219,7 @@ func storedHas(t *testing.T, st store.CatalogStore, id, tool string) bool {
 }
 
 func TestStoredCatalogRefreshedInBackground(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	st := catalogStore(t)
 	listedOnce(t, st, cfg("s", srv.URL))
@@ -238,6 +242,7 @@ func TestStoredCatalogRefreshedInBackground(t *testing.T) {
 }
 
 func TestStoredCatalogBounds(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	st := catalogStore(t)
 	ctx := ctxT(t, 10*time.Second)
@@ -284,6 +289,7 @@ func (a *atomicStates) all() []Status {
 // A server added by Update (serve following the config file) answers from
 // its stored catalog at once too.
 func TestUpdateLoadsTheAddedServersStoredCatalog(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	st := catalogStore(t)
 	listedOnce(t, st, cfg("s", srv.URL))
@@ -303,6 +309,7 @@ func TestUpdateLoadsTheAddedServersStoredCatalog(t *testing.T) {
 // Background refreshes of held catalogs connect a bounded number of
 // servers at a time: the rest wait for a slot.
 func TestBackgroundRefreshesAreBounded(t *testing.T) {
+	t.Parallel()
 	st := catalogStore(t)
 	const n = maxBackgroundRefreshes + 4
 	var gates []*gate

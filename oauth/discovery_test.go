@@ -14,6 +14,7 @@ import (
 // no slash added, at authorize and exchange; the credential is bound to it
 // and is sent to the server, which lies within it.
 func TestResourceAtOrigin(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as, OmitResourceMetadata: true})
 	srv.Protect(fake.Protection{OriginResource: true})
@@ -56,6 +57,7 @@ func TestResourceAtOrigin(t *testing.T) {
 // challenge's scope is what the login asks for, not the metadata's
 // scopes_supported.
 func TestProbeSpeaksTheCurrentProtocol(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	srv.Protect(fake.Protection{OpenInitialize: true})
@@ -84,6 +86,7 @@ func TestProbeSpeaksTheCurrentProtocol(t *testing.T) {
 // server/discover outright is asked with initialize, and its challenge
 // still decides the login.
 func TestProbeFallsBackToInitialize(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	srv.Protect(fake.Protection{RefuseDiscover: true})
@@ -107,6 +110,7 @@ func TestProbeFallsBackToInitialize(t *testing.T) {
 // RFC 8414 metadata, else at the default endpoints /authorize, /token and
 // /register. Sign-in, calls and refresh work either way.
 func TestLegacyServer(t *testing.T) {
+	t.Parallel()
 	for name, mode := range map[string]fake.LegacyAuth{"metadata": fake.LegacyMetadata, "defaults": fake.LegacyDefaults} {
 		t.Run(name, func(t *testing.T) {
 			srv, as := fake.StartLegacy(t, mode, nil)

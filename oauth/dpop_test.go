@@ -63,6 +63,7 @@ func echo(t *testing.T, cs *mcp.ClientSession) error {
 // it), and another process uses the key kept in the store. With server
 // nonces, the token endpoint's and the server's are each answered once.
 func TestDPoP(t *testing.T) {
+	t.Parallel()
 	for name, nonce := range map[string]bool{"without nonces": false, "with nonces": true} {
 		t.Run(name, func(t *testing.T) {
 			ao := &fake.AuthOptions{DPoP: true}
@@ -141,6 +142,7 @@ func btoi(b bool) int {
 // TestDPoPWhenTheServerDemandsIt: a server whose challenge accepts only
 // DPoP tokens gets them without any setting.
 func TestDPoPWhenTheServerDemandsIt(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, &fake.AuthOptions{DPoP: true})
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	srv.Protect(fake.Protection{DPoP: true})
@@ -161,6 +163,7 @@ func TestDPoPWhenTheServerDemandsIt(t *testing.T) {
 // TestDPoPUnsupported: dpop set, but the authorization server does not
 // bind tokens: refused before anything is sent, saying so.
 func TestDPoPUnsupported(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	st, c := newEnv(t).open()
@@ -182,6 +185,7 @@ func TestDPoPUnsupported(t *testing.T) {
 // need not be the one whose TokenSource gave the token (the manager may
 // ask for a handler per use); a bearer token is left alone.
 func TestPrepareRequestAcrossHandlers(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, &fake.AuthOptions{DPoP: true})
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	_, c := newEnv(t).open()

@@ -17,6 +17,7 @@ import (
 // else is a malformed answer, reported as such, never as an unreachable
 // server.
 func TestExpiresIn(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, json string
 		// min and max bound the stored expiry from now; zero max means the

@@ -26,6 +26,7 @@ import (
 // login is refused with an attributed error naming it, nothing is stored,
 // and no code or token request goes where the rule forbids.
 func TestHostileAuthorizationRefused(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		mode    fake.HostileAuthMode
 		want    string // in the error
@@ -85,6 +86,7 @@ func TestHostileAuthorizationRefused(t *testing.T) {
 }
 
 func TestHangingTokenEndpointTimesOut(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostileAuth(t, fake.HostileTokenHang)
 	e := newEnv(t)
 	_, c := e.open()
@@ -179,6 +181,7 @@ func TestClientCredentials(t *testing.T) {
 // algorithm, or an algorithm the authorization server does not list, is
 // refused before anything is sent, with an error naming it.
 func TestClientAssertionRefusals(t *testing.T) {
+	t.Parallel()
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	as := fake.StartAuth(t, &fake.AuthOptions{JWTClients: map[string]crypto.PublicKey{"jwt-machine": &key.PublicKey}})
 	srv := fake.Start(t, &fake.Options{Auth: as})
@@ -211,6 +214,7 @@ func writeKey(t *testing.T, key crypto.Signer) string {
 }
 
 func TestCredentialBoundToItsServer(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	a := fake.Start(t, &fake.Options{Auth: as})
 	b := fake.Start(t, &fake.Options{Auth: as})
@@ -232,6 +236,7 @@ func TestCredentialBoundToItsServer(t *testing.T) {
 }
 
 func TestStoredBearer(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, &fake.Options{BearerToken: "bearer-tok-123456"})
 	e := newEnv(t)
 	_, c := e.open()

@@ -89,6 +89,7 @@ func TestConfiguredClientStaysWithItsIssuer(t *testing.T) {
 // --issuer, refuses an --issuer that differs from it, and a credential
 // from another issuer (the pin changed since) is not sent.
 func TestPinnedIssuer(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostileAuth(t, fake.HostileTwoIssuers)
 	_, c := newEnv(t).open()
 	cfg := oauthCfg("s", h.Server.URL)

@@ -14,6 +14,7 @@ import (
 // an OAuth sign-in is neither sent nor refreshed for a server that is now
 // auth bearer.
 func TestCredentialKindFollowsAuth(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	as.AddClient(fake.AuthClient{ID: "console", RedirectURIs: []string{"http://127.0.0.1/callback"}})
@@ -56,6 +57,7 @@ func TestCredentialKindFollowsAuth(t *testing.T) {
 // TestRefreshWithoutRotation: a refresh answered without a refresh token
 // keeps the one the credential has (RFC 6749 §6), refresh after refresh.
 func TestRefreshWithoutRotation(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, &fake.AuthOptions{NoRotate: true})
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	_, c := newEnv(t).open()

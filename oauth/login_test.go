@@ -19,6 +19,7 @@ import (
 )
 
 func TestLoginCallRefresh(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)
@@ -84,6 +85,7 @@ func TestLoginCallRefresh(t *testing.T) {
 }
 
 func TestTwoProcessesRefreshOnce(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)
@@ -137,6 +139,7 @@ func TestTwoProcessesRefreshOnce(t *testing.T) {
 }
 
 func TestInvalidGrantClearsCredential(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)
@@ -163,6 +166,7 @@ func TestInvalidGrantClearsCredential(t *testing.T) {
 }
 
 func TestStepUp(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
 	e := newEnv(t)
@@ -198,6 +202,7 @@ func TestStepUp(t *testing.T) {
 // scope a tool needs. mcpgate asks for it at most twice after the first
 // sign-in, then stops with an error a sign-in does not fix.
 func TestStepUpIsBounded(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, &fake.AuthOptions{Scopes: []string{"read", "offline_access"}}) // never grants admin
 	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
 	stepUpStops(t, as, srv)
@@ -208,6 +213,7 @@ func TestStepUpIsBounded(t *testing.T) {
 // at most three times in all for it (the first sign-in and two step-ups),
 // then stops.
 func TestStepUpRetryLimit(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
 	srv.Protect(fake.Protection{NeverEnoughScope: true})
@@ -218,6 +224,7 @@ func TestStepUpRetryLimit(t *testing.T) {
 // never asked for before at every refusal. Each challenge differs from the
 // last, yet mcpgate gives up within a bound on step-ups in a row.
 func TestStepUpShiftingScopeIsBounded(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
 	srv.Protect(fake.Protection{ShiftingScope: true})
@@ -271,6 +278,7 @@ func stepUpsUntilStop(t *testing.T, as *fake.AuthServer, srv *fake.Server, round
 // scope. The step-up asks for it together with the scopes already
 // granted, so the tools that worked keep working.
 func TestStepUpAsksForTheUnion(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
 	srv.Protect(fake.Protection{ChallengeMissingOnly: true})
@@ -301,6 +309,7 @@ func TestStepUpAsksForTheUnion(t *testing.T) {
 }
 
 func TestLogoutRevokes(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)
@@ -324,6 +333,7 @@ func TestLogoutRevokes(t *testing.T) {
 }
 
 func TestSeveralIssuersNeedAChoice(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostileAuth(t, fake.HostileTwoIssuers)
 	e := newEnv(t)
 	_, c := e.open()
@@ -347,6 +357,7 @@ func TestSeveralIssuersNeedAChoice(t *testing.T) {
 }
 
 func TestPastedRedirect(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)
@@ -370,6 +381,7 @@ func TestPastedRedirect(t *testing.T) {
 }
 
 func TestConcurrentLoginsWait(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)
@@ -415,6 +427,7 @@ func TestConcurrentLoginsWait(t *testing.T) {
 // page) receives the redirect there and hands it over; nothing listens on
 // a port of the login's own.
 func TestRedirectToTheCallersPage(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)

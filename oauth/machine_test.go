@@ -29,6 +29,7 @@ func writeToken(t *testing.T, path, tok string) string {
 // again until the file holds a new one, and the refusal is not a
 // needs-auth (a sign-in cannot fix it).
 func TestWorkloadIdentity(t *testing.T) {
+	t.Parallel()
 	platform := fake.NewJWTIssuer("https://platform.example")
 	as := fake.StartAuth(t, &fake.AuthOptions{NoDCR: true})
 	as.TrustWorkloads(platform)
@@ -163,6 +164,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 // TestMachineGrantsWithDPoP: a machine grant binds its tokens with DPoP
 // too, and keeps the key when it asks again.
 func TestMachineGrantsWithDPoP(t *testing.T) {
+	t.Parallel()
 	platform := fake.NewJWTIssuer("https://platform.example")
 	as := fake.StartAuth(t, &fake.AuthOptions{DPoP: true, DPoPNonce: "n1"})
 	as.TrustWorkloads(platform)

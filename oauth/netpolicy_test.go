@@ -86,6 +86,7 @@ func wantRefusal(t *testing.T, err error, says ...string) {
 // names an authorization server at a metadata, private or loopback
 // address gets a refusal, and nothing is sent there.
 func TestDiscoveryIsNotFollowedAnywhere(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		issuer func(s *ssrfSetup) string
@@ -122,6 +123,7 @@ func TestDiscoveryIsNotFollowedAnywhere(t *testing.T) {
 // metadata puts registration_endpoint on loopback gets no registration
 // sent there.
 func TestRegistrationEndpointOnLoopbackGetsNoPost(t *testing.T) {
+	t.Parallel()
 	s := newSSRFSetup(t, func(*ssrfSetup) []string { return []string{"https://auth.example.test"} })
 	s.n.Serve("203.0.113.21", []string{"auth.example.test"}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/.well-known/oauth-authorization-server" {
@@ -151,6 +153,7 @@ func TestRegistrationEndpointOnLoopbackGetsNoPost(t *testing.T) {
 // the authorization server on 10.1.2.3), and opens nothing else
 // (registration on loopback is still refused).
 func TestPrivateAuthorizationServerWhenAllowed(t *testing.T) {
+	t.Parallel()
 	s := newSSRFSetup(t, func(*ssrfSetup) []string { return []string{"https://auth.corp.test"} })
 	var discovered atomic.Int32
 	s.n.Serve("10.1.2.3", []string{"auth.corp.test"}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -189,6 +192,7 @@ func TestPrivateAuthorizationServerWhenAllowed(t *testing.T) {
 // go through the proxy (mcpgate resolves nothing itself) to servers only
 // the CA in SSL_CERT_FILE vouches for.
 func TestSignInThroughTheProxy(t *testing.T) {
+	t.Parallel()
 	s := newSSRFSetup(t, func(*ssrfSetup) []string { return []string{"https://auth.example.test"} })
 	var tokens atomic.Int32
 	s.n.Serve("203.0.113.21", []string{"auth.example.test"}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -16,6 +16,7 @@ import (
 // a loopback address, web when it comes back to an https page (a
 // gateway's callback). The authorization server holds a client to it.
 func TestRegistrationApplicationType(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)
@@ -58,6 +59,7 @@ func TestRegistrationApplicationType(t *testing.T) {
 // than presenting the old one's client, and the registrations of both are
 // kept apart, keyed by issuer.
 func TestAuthorizationServerMigration(t *testing.T) {
+	t.Parallel()
 	as1 := fake.StartAuth(t, nil)
 	as2 := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as1})

@@ -34,6 +34,7 @@ func (c *clock) advance(d time.Duration) {
 // nothing while the token is young, and once it is old, one refresh
 // serves every later request.
 func TestShortLivedTokens(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, &fake.AuthOptions{AccessTTL: 10 * time.Second, NoAccessTokenRevocation: true})
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)
@@ -96,6 +97,7 @@ func TestShortLivedTokens(t *testing.T) {
 // permission granted later) are not a run, however recently the token was
 // refreshed: mcpgate keeps asking.
 func TestStepUpsFarApart(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, &fake.AuthOptions{AccessTTL: 5 * time.Minute})
 	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
 	srv.Protect(fake.Protection{ShiftingScope: true})

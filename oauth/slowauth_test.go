@@ -20,6 +20,7 @@ import (
 // open it. Processes needing the same credential wait for that refresh
 // and use its token: the rotating refresh token is spent once.
 func TestSlowAuthorizationServerLeavesTheStoreFree(t *testing.T) {
+	t.Parallel()
 	for _, held := range []fake.AuthEndpoint{fake.AuthMetadataEndpoint, fake.AuthTokenEndpoint} {
 		t.Run(string(held), func(t *testing.T) {
 			as := fake.StartAuth(t, nil)
@@ -97,6 +98,7 @@ func TestSlowAuthorizationServerLeavesTheStoreFree(t *testing.T) {
 // here: one that finishes the requests mcpgate gave up on would spend a
 // rotating one, and the next refresh would rightly end the sign-in.)
 func TestHangingRefreshGivesUp(t *testing.T) {
+	t.Parallel()
 	for _, held := range []fake.AuthEndpoint{fake.AuthMetadataEndpoint, fake.AuthTokenEndpoint} {
 		t.Run(string(held), func(t *testing.T) {
 			as := fake.StartAuth(t, &fake.AuthOptions{NoRotate: true})

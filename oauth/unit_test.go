@@ -28,6 +28,7 @@ import (
 )
 
 func TestMetadataURLOrder(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		issuer string
 		want   []string
@@ -51,6 +52,7 @@ func TestMetadataURLOrder(t *testing.T) {
 }
 
 func TestCheckEndpoint(t *testing.T) {
+	t.Parallel()
 	good := []string{"https://as.example.com/token", "http://127.0.0.1:8080/token", "http://localhost/t", "http://[::1]:9/t"}
 	for _, g := range good {
 		if _, err := checkEndpoint("e", g); err != nil {
@@ -74,6 +76,7 @@ func TestCheckEndpoint(t *testing.T) {
 }
 
 func TestCanonicalResource(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"HTTPS://MCP.Example.com:443/mcp": "https://mcp.example.com/mcp",
 		"http://127.0.0.1:8080/mcp#frag":  "http://127.0.0.1:8080/mcp",
@@ -87,6 +90,7 @@ func TestCanonicalResource(t *testing.T) {
 }
 
 func TestCheckClientID(t *testing.T) {
+	t.Parallel()
 	if err := checkClientID(""); err == nil {
 		t.Error("empty client_id accepted")
 	}
@@ -102,6 +106,7 @@ func TestCheckClientID(t *testing.T) {
 }
 
 func TestChooseIssuerNeverGuesses(t *testing.T) {
+	t.Parallel()
 	md := &metadata{issuers: []string{"https://a.example", "https://b.example"}}
 	_, err := chooseIssuer(md, "")
 	var me *mcpgate.Error
@@ -117,6 +122,7 @@ func TestChooseIssuerNeverGuesses(t *testing.T) {
 }
 
 func TestScopesFor(t *testing.T) {
+	t.Parallel()
 	c := New(&Options{})
 	md := &metadata{prm: &oauthex.ProtectedResourceMetadata{ScopesSupported: []string{"read", "write"}}}
 	asm := &authServer{AuthServerMeta: oauthex.AuthServerMeta{ScopesSupported: []string{"read", "offline_access"}}}
@@ -149,6 +155,7 @@ func TestScopesFor(t *testing.T) {
 }
 
 func TestPKCE(t *testing.T) {
+	t.Parallel()
 	v, ch := pkce()
 	if len(v) < 43 || len(v) > 128 {
 		t.Fatalf("verifier length %d", len(v))
@@ -164,6 +171,7 @@ func TestPKCE(t *testing.T) {
 }
 
 func TestParseChallenge(t *testing.T) {
+	t.Parallel()
 	ch := parseChallenge([]string{`Bearer error="insufficient_scope", scope="read admin", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`})
 	if ch.errorCode != "insufficient_scope" || !slices.Equal(ch.scope, []string{"read", "admin"}) || !strings.HasSuffix(ch.resourceMetadata, "/mcp") {
 		t.Errorf("parsed %+v", ch)
@@ -171,6 +179,7 @@ func TestParseChallenge(t *testing.T) {
 }
 
 func TestSafeURLAndBrowserCommand(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"file:///etc/passwd", "javascript:alert(1)", "http://a b/", "http://x/\n", "mailto:a@b", "-flag", "http:///nohost"} {
 		if _, err := safeURL(bad); err == nil {
 			t.Errorf("safeURL(%q) accepted", bad)
@@ -197,6 +206,7 @@ func TestSafeURLAndBrowserCommand(t *testing.T) {
 // Each OS opens the URL with its own opener, the URL one argument that no
 // shell reads: a query with & | ; $() reaches the opener unchanged.
 func TestBrowserCommandPerOS(t *testing.T) {
+	t.Parallel()
 	u := "https://as.example.com/authorize?a=1&b=%5E2|x;$(id)"
 	for _, tc := range []struct {
 		goos, env string
@@ -219,6 +229,7 @@ func TestBrowserCommandPerOS(t *testing.T) {
 }
 
 func TestAuthorizeURLKeepsEndpointQuery(t *testing.T) {
+	t.Parallel()
 	s, err := authorizeURL("https://as.example.com/authorize?tenant=x", "cid", "http://127.0.0.1:5/callback", "CH", "ST", "https://mcp.example.com/mcp", []string{"read", "write"})
 	if err != nil {
 		t.Fatal(err)
@@ -234,6 +245,7 @@ func TestAuthorizeURLKeepsEndpointQuery(t *testing.T) {
 }
 
 func TestWithin(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		server, resource string
 		want             bool
@@ -263,6 +275,7 @@ func TestWithin(t *testing.T) {
 
 // TestCheckResource: which resource each location's document may name.
 func TestCheckResource(t *testing.T) {
+	t.Parallel()
 	const srv = "https://mcp.example.com/mcp"
 	cases := []struct {
 		resource string
@@ -288,6 +301,7 @@ func TestCheckResource(t *testing.T) {
 }
 
 func TestChooseAlg(t *testing.T) {
+	t.Parallel()
 	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	_, ed, _ := ed25519.GenerateKey(rand.Reader)
@@ -319,6 +333,7 @@ func TestChooseAlg(t *testing.T) {
 }
 
 func TestProviderCode(t *testing.T) {
+	t.Parallel()
 	for code, want := range map[string]string{
 		"invalid_grant":          "invalid_grant",
 		"urn.example-x_1":        "urn.example-x_1",
@@ -341,6 +356,7 @@ func TestProviderCode(t *testing.T) {
 }
 
 func TestLifetime(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]time.Duration{
 		`3600`: time.Hour, `"3600"`: time.Hour, `" 60 "`: time.Minute, `0.5`: 500 * time.Millisecond, `null`: 0, `0`: 0,
 		`10000000000`: maxLifetime, `1e400`: maxLifetime, `"99999999999999999999999"`: maxLifetime,
@@ -359,6 +375,7 @@ func TestLifetime(t *testing.T) {
 }
 
 func TestRefreshMargin(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 	for life, want := range map[time.Duration]time.Duration{
 		time.Hour:        expirySkew,
@@ -379,6 +396,7 @@ func TestRefreshMargin(t *testing.T) {
 // what its token answer gave; the refresh token of the credential it
 // replaces (perhaps for another resource) is not carried over.
 func TestSignInKeepsNoOldRefreshToken(t *testing.T) {
+	t.Parallel()
 	c := New(&Options{})
 	prev := &store.Credential{RefreshToken: "rt-old-old-old", StepUpCount: 1}
 	cred := c.credentialFrom(store.Binding{Server: "s"}, &tokenResponse{AccessToken: "at-new"}, nil, prev, nil)
@@ -391,6 +409,7 @@ func TestSignInKeepsNoOldRefreshToken(t *testing.T) {
 // tokens, bounded; remote text of any other shape never reaches a sign-in
 // request or a message.
 func TestChallengeScopes(t *testing.T) {
+	t.Parallel()
 	ch := parseChallenge([]string{"Bearer error=\"insufficient_scope\", scope=\"read \x1b[31mred adm\u202ein files:write read " + strings.Repeat("x", 101) + "\""})
 	if !slices.Equal(ch.scope, []string{"read", "files:write"}) {
 		t.Errorf("scope %q, want only the well-formed tokens, once each", ch.scope)
@@ -412,6 +431,7 @@ func TestChallengeScopes(t *testing.T) {
 // (issuers, hosts) reaches people's messages only sanitized and bounded:
 // no control or bidirectional-override characters, no megabyte of it.
 func TestRemoteTextInErrors(t *testing.T) {
+	t.Parallel()
 	evil := "http://127.0.0.1:1/\u202egnp.exe\u2066" + strings.Repeat("a", 5000)
 	sealer, err := seal.New(make([]byte, 32))
 	if err != nil {

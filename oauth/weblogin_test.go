@@ -17,6 +17,7 @@ import (
 // A sign-in begun by one replica completes on another: nothing of it is
 // in the memory of the one that began it, and the flow is taken once.
 func TestSignInBegunHereFinishesThere(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)
@@ -85,6 +86,7 @@ func TestSignInBegunHereFinishesThere(t *testing.T) {
 // A callback for a server no longer configured stores nothing; a refused
 // sign-in says so.
 func TestFinishRefusals(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestChooseIssuerOffersTheIssuers(t *testing.T) {
+	t.Parallel()
 	err := &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "choose_issuer",
 		Message: "the server accepts several authorization servers; choose one with --issuer: https://a.example, https://b.example/t, javascript:alert(1)"}
 	l := loginOutcome(nil, err)

@@ -16,6 +16,7 @@ import (
 // TestRequestLogAndExport: a tool call is in the drawer's log and in the
 // export of the last 50, with its metadata and without its arguments.
 func TestRequestLogAndExport(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	e := newEnv(t, mcpgate.ServerConfig{ID: "docs", URL: srv.URL, Auth: mcpgate.AuthNone, Enabled: true})
 	if _, err := e.m.CallTool(context.Background(), "docs", "echo", json.RawMessage(`{"text":"very-private-argument"}`), nil); err != nil {

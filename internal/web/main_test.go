@@ -3,9 +3,11 @@ package web_test
 import (
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	testbin.Waiting(8)
 	goleak.VerifyTestMain(m)
 }

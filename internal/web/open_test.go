@@ -25,6 +25,7 @@ const refusedURL = "http://127.0.0.1:1/mcp"
 // catalog, needs sign-in, error with its reason) and leaves a disabled
 // one alone.
 func TestOpenConnectsEveryEnabledServer(t *testing.T) {
+	t.Parallel()
 	docs := fake.Start(t, nil)
 	off := fake.Start(t, nil)
 	as := fake.StartAuth(t, nil)
@@ -56,6 +57,7 @@ func TestOpenConnectsEveryEnabledServer(t *testing.T) {
 // TestUnknownCountsAreNotZero: a server never connected has no known
 // catalog, and the page says so (-1), never 0 tools.
 func TestUnknownCountsAreNotZero(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, mcpgate.ServerConfig{ID: "down", URL: refusedURL, Auth: mcpgate.AuthNone, Enabled: true})
 	if st := e.waitState("down", "error"); st.Tools != -1 {
 		t.Errorf("a server never listed shows %d tools, want -1 (unknown)", st.Tools)
@@ -86,6 +88,7 @@ func storedCatalog(t *testing.T, id, url string) func(*sqlite.Store) {
 // shown with its counts, marked cached, while the server itself is in
 // error; the page never calls it ready.
 func TestCachedCatalogIsNeverReady(t *testing.T) {
+	t.Parallel()
 	stored := storedCatalog(t, "down", refusedURL)
 	e := newEnvWith(t, &envOptions{Catalogs: true, Stored: stored},
 		mcpgate.ServerConfig{ID: "down", URL: refusedURL, Auth: mcpgate.AuthNone, Enabled: true})
@@ -104,6 +107,7 @@ func TestCachedCatalogIsNeverReady(t *testing.T) {
 // removes is gone; a tool switched off there does not reconnect a server
 // the person disconnected.
 func TestConfigChangedElsewhereAppears(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	e := newEnv(t)
 	edit := func(f func(*config.File) error) time.Time {
@@ -174,6 +178,7 @@ func (e *env) waitFor(what string, deadline time.Time, ok func(map[string]server
 // the page dials at most four at once, and the others follow as those
 // finish.
 func TestOpenConnectsAFewAtATime(t *testing.T) {
+	t.Parallel()
 	backend := fake.Start(t, nil)
 	var (
 		mu             sync.Mutex

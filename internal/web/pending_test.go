@@ -74,6 +74,7 @@ func resultText(r *mcp.CallToolResult) string {
 // becomes a card with its fields and defaults; a wrong answer is refused,
 // a right one reaches the call.
 func TestElicitationCardAnswersTheCall(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	e := newEnv(t, mcpgate.ServerConfig{ID: "docs", URL: srv.URL, Auth: mcpgate.AuthNone, Enabled: true})
 	done := e.callAsync(context.Background(), "docs", "ask")
@@ -110,6 +111,7 @@ func TestElicitationCardAnswersTheCall(t *testing.T) {
 // TestElicitationCardExpiresWithTheCall: when the call times out, its
 // card goes.
 func TestElicitationCardExpiresWithTheCall(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	e := newEnv(t, mcpgate.ServerConfig{ID: "docs", URL: srv.URL, Auth: mcpgate.AuthNone, Enabled: true, Timeout: time.Second})
 	done := e.callAsync(context.Background(), "docs", "ask")
@@ -124,6 +126,7 @@ func TestElicitationCardExpiresWithTheCall(t *testing.T) {
 // in the store (its host cannot show forms) is a card here, and the answer
 // goes back into the store for serve to pick up.
 func TestStoredQuestionFromAnotherProcess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := store.Question{Server: "demo", Message: "Pick a colour",
 		Schema: json.RawMessage(`{"type":"object","properties":{"colour":{"type":"string","default":"blue"}},"required":["colour"]}`)}
@@ -187,6 +190,7 @@ func (e *env) storedAnswer(id string, within time.Duration) *store.Answer {
 // a question never reached the page, and the call that asked waited its
 // whole timeout.
 func TestMultiSelectQuestionsBecomeCards(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.putQuestion("multi", `{"type":"object","properties":{
 		"toppings":{"type":"array","title":"Toppings","items":{"type":"string","enum":["ham","olives","basil"]},"maxItems":2},
@@ -222,6 +226,7 @@ func TestMultiSelectQuestionsBecomeCards(t *testing.T) {
 // show is declined at once, so the call that asked does not wait for a
 // card nobody sees.
 func TestUndrawableStoredQuestionIsDeclinedAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.putQuestion("nested", `{"type":"object","properties":{"address":{"type":"object","properties":{"street":{"type":"string"}}}}}`)
 	if a := e.storedAnswer("nested", 5*time.Second); a == nil || a.Action != "decline" {

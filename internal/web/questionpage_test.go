@@ -290,6 +290,7 @@ const everyKind = `{"type":"object","properties":{
 // field, with its bounds, label, description, required marker and
 // default, and the three buttons; no script.
 func TestQuestionPageDrawsEveryKindOfField(t *testing.T) {
+	t.Parallel()
 	p := newQPage(t)
 	p.put("q1", everyKind)
 	r := p.get("q1")
@@ -426,6 +427,7 @@ func TestQuestionPageDrawsEveryKindOfField(t *testing.T) {
 // TestQuestionPageEscapesTheQuestion: what a server wrote is text on the
 // page, never markup.
 func TestQuestionPageEscapesTheQuestion(t *testing.T) {
+	t.Parallel()
 	p := newQPage(t)
 	evil := `<script>alert(1)</script><img src=x onerror=alert(2)>`
 	p.putInteraction(&store.Interaction{ID: "q1", Tenant: "t", Server: "demo", Kind: store.KindQuestion, Message: "q",
@@ -449,6 +451,7 @@ func TestQuestionPageEscapesTheQuestion(t *testing.T) {
 
 // TestQuestionPageNotices: what a link that cannot be answered shows.
 func TestQuestionPageNotices(t *testing.T) {
+	t.Parallel()
 	p := newQPage(t)
 	p.put("open", `{"type":"object","properties":{"x":{"type":"string"}}}`)
 	answered := questionPayload(t, &store.Question{Server: "demo", Message: "m", Schema: json.RawMessage(`{"type":"object","properties":{}}`),
@@ -500,6 +503,7 @@ func TestQuestionPageNotices(t *testing.T) {
 // TestQuestionPageSecurityHeaders: every response, page or notice,
 // carries the same headers.
 func TestQuestionPageSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	p := newQPage(t)
 	p.put("q1", `{"type":"object","properties":{"x":{"type":"string"}}}`)
 	p.put("q2", `{"type":"object","properties":{"x":{"type":"string"}}}`)
@@ -532,6 +536,7 @@ func TestQuestionPageSecurityHeaders(t *testing.T) {
 // TestQuestionPageAcceptTypesTheAnswer: each kind of field's form value
 // reaches the store as the type its schema says.
 func TestQuestionPageAcceptTypesTheAnswer(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		schema string // one property named v, optional unless it says
@@ -579,6 +584,7 @@ func TestQuestionPageAcceptTypesTheAnswer(t *testing.T) {
 // TestQuestionPageAcceptsAWholeForm: every kind at once, as a browser
 // sends the form drawn from everyKind.
 func TestQuestionPageAcceptsAWholeForm(t *testing.T) {
+	t.Parallel()
 	p := newQPage(t)
 	p.put("q", everyKind)
 	r := p.post("q", url.Values{"action": {"accept"},
@@ -599,6 +605,7 @@ func TestQuestionPageAcceptsAWholeForm(t *testing.T) {
 // allow shows the form again, status 400, saying what is wrong and
 // holding what the person entered; nothing is stored.
 func TestQuestionPageWrongAnswerKeepsTheForm(t *testing.T) {
+	t.Parallel()
 	good := url.Values{"action": {"accept"}, "field.name": {"Grace"}, "field.age": {"85"}, "field.size": {"l"},
 		"field.city": {"Lima"}, "field.toppings": {"ham", "basil"}, "field.news": {"true"}, "field.ratio": {"0.1"}}
 	for _, c := range []struct {
@@ -669,6 +676,7 @@ func TestQuestionPageWrongAnswerKeepsTheForm(t *testing.T) {
 // TestQuestionPageDeclineAndCancel: those answers carry no content, and
 // need no valid form.
 func TestQuestionPageDeclineAndCancel(t *testing.T) {
+	t.Parallel()
 	for _, action := range []string{"decline", "cancel"} {
 		t.Run(action, func(t *testing.T) {
 			p := newQPage(t)
@@ -688,6 +696,7 @@ func TestQuestionPageDeclineAndCancel(t *testing.T) {
 // makes the person's browser send is refused, whichever header gives it
 // away, and nothing is stored.
 func TestQuestionPageRefusesOtherSites(t *testing.T) {
+	t.Parallel()
 	p := newQPage(t)
 	p.put("q", `{"type":"object","properties":{"x":{"type":"string"}}}`)
 	for _, h := range [][]string{
@@ -727,6 +736,7 @@ func TestQuestionPageRefusesOtherSites(t *testing.T) {
 // TestQuestionPageRefusesWhatIsNotAnAnswer: a body too big, not a form, or
 // without an action.
 func TestQuestionPageRefusesWhatIsNotAnAnswer(t *testing.T) {
+	t.Parallel()
 	p := newQPage(t)
 	p.put("q", `{"type":"object","properties":{"x":{"type":"string"}}}`)
 	big := url.Values{"action": {"accept"}, "field.x": {strings.Repeat("a", 64<<10)}}.Encode()
@@ -765,6 +775,7 @@ func TestQuestionPageRefusesWhatIsNotAnAnswer(t *testing.T) {
 // TestQuestionPageAnswersOnce: of answers sent at once (two tabs, two
 // replicas), one is stored and the others are told it was answered.
 func TestQuestionPageAnswersOnce(t *testing.T) {
+	t.Parallel()
 	p := newQPage(t)
 	p.put("q", `{"type":"object","properties":{"x":{"type":"string"}}}`)
 	const n = 8
@@ -803,6 +814,7 @@ func TestQuestionPageAnswersOnce(t *testing.T) {
 // declined as soon as the link is opened, so the call goes on; the person
 // is told, and the log never has the link's ID.
 func TestQuestionPageDeclinesUndrawable(t *testing.T) {
+	t.Parallel()
 	p := newQPage(t)
 	const id = "nestedQuestionID1234"
 	p.put(id, `{"type":"object","properties":{"address":{"type":"object","properties":{"street":{"type":"string"}}}}}`)
@@ -825,6 +837,7 @@ func TestQuestionPageDeclinesUndrawable(t *testing.T) {
 // question page write through one function: once one has answered, the
 // other is refused.
 func TestQuestionPageAndCardAnswerOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.putQuestion("shared", `{"type":"object","properties":{"colour":{"type":"string"}}}`)
 	srv := httptest.NewServer(questionMux(e.st))
@@ -852,6 +865,7 @@ func questionMux(st store.Store) http.Handler {
 // opens the page, fills in the form and sends it; Ask returns the typed
 // answer to the call that asked.
 func TestQuestionPageAnswersAStoredQuestion(t *testing.T) {
+	t.Parallel()
 	p := newQPage(t)
 	announced := make(chan string, 1)
 	q := &serve.StoredQuestions{Store: p.st, Tenant: "t", Poll: 10 * time.Millisecond, Timeout: time.Minute,

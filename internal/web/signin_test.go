@@ -51,6 +51,7 @@ func (e *env) signInAt(path string) (int, string) {
 // the card lists the authorization servers and signing in with the chosen
 // one works.
 func TestSignInWithSeveralIssuersLetsThePersonChoose(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostileAuth(t, fake.HostileTwoIssuers)
 	e := newEnv(t, mcpgate.ServerConfig{ID: "corp", URL: h.Server.URL, Auth: mcpgate.AuthOAuth, Enabled: true})
 
@@ -87,6 +88,7 @@ func TestSignInWithSeveralIssuersLetsThePersonChoose(t *testing.T) {
 // TestStepUpSaysWhichScope: a tool needing a scope the sign-in lacks
 // makes the card ask for a new sign-in naming that scope.
 func TestStepUpSaysWhichScope(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as, ToolScopes: map[string]string{"admin_reset": "admin"}})
 	e := newEnv(t, mcpgate.ServerConfig{ID: "secure", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true})
@@ -121,6 +123,7 @@ func TestStepUpSaysWhichScope(t *testing.T) {
 // back to the settings page's own origin, which hands the answer to the
 // waiting sign-in; an answer nobody waits for is refused.
 func TestCallbackLandsOnThePage(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	e := newEnv(t, mcpgate.ServerConfig{ID: "secure", URL: srv.URL, Auth: mcpgate.AuthOAuth, Enabled: true})

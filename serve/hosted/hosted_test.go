@@ -33,6 +33,7 @@ func bothKinds(t *testing.T, f func(t *testing.T, processes bool)) {
 // A sign-in started through replica A completes on B, a call through B
 // uses it, and a logout on B is seen by A within a second.
 func TestSignInOnOneReplicaServesAnother(t *testing.T) {
+	t.Parallel()
 	bothKinds(t, signInOnOneReplicaServesAnother)
 }
 
@@ -315,6 +316,7 @@ func unacceptedCredentialsGet401(t *testing.T, processes bool) {
 // stands for DNS rebinding); processes, which use the real resolver, get
 // the same destinations as addresses.
 func TestOutboundPolicyRefusesWhereServersMayNotGo(t *testing.T) {
+	t.Parallel()
 	bothKinds(t, outboundPolicyRefusesWhereServersMayNotGo)
 }
 
@@ -366,6 +368,7 @@ func outboundPolicyRefusesWhereServersMayNotGo(t *testing.T, processes bool) {
 // sign-in; a post from another site, or with a foreign Origin, is refused
 // and leaves the link usable.
 func TestSignInStartsOnlyFromItsOwnPage(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, &clusterOptions{replicas: 1})
 	alice := c.host(c.replicas[0].URL, c.apiKey("acme", "alice"))
 	link := c.authenticate(alice, "notes")
@@ -406,6 +409,7 @@ func TestSignInStartsOnlyFromItsOwnPage(t *testing.T) {
 // the balancer (so on any replica), and the call that waited goes on with
 // the answer.
 func TestQuestionsAreAnsweredOnTheGatewaysPage(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	links := make(chan string, 10)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{
@@ -484,6 +488,7 @@ var questionRE = regexp.MustCompile(`https?://[^\s"]+/questions/[A-Za-z0-9_-]+`)
 // opens again on their next request; at most MaxWorkspaces are kept, the
 // least recently used idle one closed to make room.
 func TestWorkspacesCloseWhenIdleAndMakeRoom(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, &clusterOptions{replicas: 1, idle: 300 * time.Millisecond, most: 2})
 	g := c.replicas[0].g
 	call := func(cs *mcp.ClientSession) {
@@ -518,6 +523,7 @@ func TestWorkspacesCloseWhenIdleAndMakeRoom(t *testing.T) {
 // from them, even while the server is unreachable, and says the catalog
 // is cached rather than pretending the server is ready.
 func TestAPersonsCatalogsFollowThemAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, nil)
 	a, b := c.replicas[0], c.replicas[1]
 	key := c.apiKey("acme", "alice")

@@ -15,6 +15,7 @@ import (
 // that was cut is reported failed (and ran at most once), and the calls
 // after it go to the replica that is left.
 func TestKillingAReplicaMidLoad(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, &clusterOptions{processes: true})
 	key := c.apiKey("acme", "alice")
 	const callers = 16
@@ -118,6 +119,7 @@ func TestKillingAReplicaMidLoad(t *testing.T) {
 // SIGTERM drains a replica: the call in flight finishes and is answered,
 // the replica stops taking new connections, says so, and exits cleanly.
 func TestSIGTERMDrainsAReplica(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, &clusterOptions{processes: true, replicas: 1})
 	a := c.replicas[0]
 	cs := c.host(a.URL, c.apiKey("acme", "alice"))

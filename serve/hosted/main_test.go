@@ -8,5 +8,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	testbin.Waiting(4)
 	goleak.VerifyTestMain(testbin.Removing(m))
 }
