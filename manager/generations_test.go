@@ -57,6 +57,7 @@ func cloneMap(m map[string]any) map[string]any {
 // back byte for byte (2026-07-28, the fake refuses anything else), with the
 // schema's defaults filled in for what the person left out.
 func TestElicitationRoundTrips(t *testing.T) {
+	t.Parallel()
 	for _, g := range generations {
 		t.Run(g.name, func(t *testing.T) {
 			srv := fake.Start(t, &fake.Options{Versions: g.versions})
@@ -92,6 +93,7 @@ func inputRequired(ask func() any, done func(params json.RawMessage) (string, bo
 }
 
 func TestInputRequestsMcpgateDoesNotOffer(t *testing.T) {
+	t.Parallel()
 	t.Run("roots: none shared", func(t *testing.T) {
 		var got json.RawMessage
 		h := fake.StartHostile(t, fake.HostileOptions{Stateless: true, CallTool: inputRequired(
@@ -161,6 +163,7 @@ func brokenStream(w http.ResponseWriter) {
 // A tool call whose response stream breaks is reported failed and in doubt
 // and never sent again, in either generation.
 func TestBrokenCallStreamIsNotResent(t *testing.T) {
+	t.Parallel()
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprint("stateless=", stateless), func(t *testing.T) {
 			h := fake.StartHostile(t, fake.HostileOptions{Stateless: stateless,
@@ -180,6 +183,7 @@ func TestBrokenCallStreamIsNotResent(t *testing.T) {
 // A list, a read or a prompt whose stream breaks is asked again, as a new
 // request.
 func TestBrokenReadStreamIsReissued(t *testing.T) {
+	t.Parallel()
 	var reads atomic.Int32
 	h := fake.StartHostile(t, fake.HostileOptions{Stateless: true,
 		Intercept: func(w http.ResponseWriter, r *http.Request, method string, id, _ json.RawMessage) bool {
@@ -207,6 +211,7 @@ func TestBrokenReadStreamIsReissued(t *testing.T) {
 // A session-era call whose SSE stream the server closes before the answer
 // is resumed with Last-Event-ID, not re-sent and not failed.
 func TestClosedCallStreamIsResumed(t *testing.T) {
+	t.Parallel()
 	var lastEventID atomic.Value
 	lastEventID.Store("")
 	h := fake.StartHostile(t, fake.HostileOptions{Sessions: true,
@@ -243,6 +248,7 @@ var pendingCall atomic.Value
 // costs a few reconnects, not a loop; the session stays usable and no
 // checks pile up.
 func TestRetryOneStreamDoesNotLoop(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostile(t, fake.HostileOptions{GetStream: fake.GetStreamRetry1})
 	m := newManager(t, nil, cfg("s", h.URL))
 	if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
@@ -266,6 +272,7 @@ func TestRetryOneStreamDoesNotLoop(t *testing.T) {
 // backoff is the pure part of the policy: the server's retry is honoured
 // (above the floor) until streams keep ending, and the cap holds.
 func TestReconnectBackoff(t *testing.T) {
+	t.Parallel()
 	p := reconnectPolicy{floor: 250 * time.Millisecond, initial: time.Second, max: 30 * time.Second, stable: 10 * time.Second, perMinute: 5}
 	b := backoff{p: p}
 	now := time.Unix(0, 0)
@@ -297,6 +304,7 @@ func TestReconnectBackoff(t *testing.T) {
 // ending it; every reopen lists the catalogs again, since announcements
 // may have been lost.
 func TestListenStreamIsReopenedWithBackoff(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostile(t, fake.HostileOptions{Stateless: true, Listen: fake.ListenBreak})
 	m := newManager(t, nil, cfg("s", h.URL))
 	if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
@@ -312,6 +320,7 @@ func TestListenStreamIsReopenedWithBackoff(t *testing.T) {
 
 // A list_changed on the listen stream refreshes the catalog.
 func TestListenStreamDeliversListChanged(t *testing.T) {
+	t.Parallel()
 	var names atomic.Value
 	names.Store(toolsPage("alpha"))
 	h := fake.StartHostile(t, fake.HostileOptions{Stateless: true, ToolsList: func(string) json.RawMessage {
@@ -333,6 +342,7 @@ func TestListenStreamDeliversListChanged(t *testing.T) {
 // it is stale (0: every use), and a change notification invalidates at
 // once.
 func TestCatalogFreshness(t *testing.T) {
+	t.Parallel()
 	withTTL := func(ttl int) func(string) json.RawMessage {
 		return func(string) json.RawMessage {
 			return json.RawMessage(fmt.Sprintf(`{"resultType":"complete","ttlMs":%d,"cacheScope":"public","tools":[{"name":"a","inputSchema":{"type":"object"}}]}`, ttl))
@@ -376,6 +386,7 @@ func TestCatalogFreshness(t *testing.T) {
 // A tool whose x-mcp-header declaration is invalid is left out of the
 // catalog, and the status says why.
 func TestInvalidToolHeaderDroppedWithDiagnostic(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostile(t, fake.HostileOptions{Stateless: true, ToolsList: func(string) json.RawMessage {
 		return json.RawMessage(`{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[
 			{"name":"good","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}},
@@ -393,6 +404,7 @@ func TestInvalidToolHeaderDroppedWithDiagnostic(t *testing.T) {
 // Progress goes to the call that asked for it, and log messages to OnLog,
 // in both generations; resource templates are mirrored.
 func TestProgressLogsAndTemplates(t *testing.T) {
+	t.Parallel()
 	for _, g := range generations {
 		t.Run(g.name, func(t *testing.T) {
 			srv := fake.Start(t, &fake.Options{Versions: g.versions})
@@ -442,6 +454,7 @@ func TestProgressLogsAndTemplates(t *testing.T) {
 
 // A tools list that fails is an error, never a server with no tools.
 func TestFailingFirstListIsAnError(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status int
 		state  mcpgate.State
@@ -479,6 +492,7 @@ func TestFailingFirstListIsAnError(t *testing.T) {
 // A 2026-07-28 server that needs a capability mcpgate lacks (a tool that
 // only runs as a task) is refused with a reason naming it.
 func TestMissingCapabilityIsNamed(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostile(t, fake.HostileOptions{Stateless: true,
 		CallTool: func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
 			w.Header().Set("Content-Type", "application/json")
@@ -498,6 +512,7 @@ func TestMissingCapabilityIsNamed(t *testing.T) {
 // A 401 met while negotiating means needs-auth, even when the fallback to
 // initialize then fails for another reason.
 func TestAuthErrorDuringNegotiationIsNeedsAuth(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostile(t, fake.HostileOptions{
 		Intercept: func(w http.ResponseWriter, r *http.Request, method string, _, _ json.RawMessage) bool {
 			switch method {
@@ -524,6 +539,7 @@ func TestAuthErrorDuringNegotiationIsNeedsAuth(t *testing.T) {
 // Cancelling a 2026-07-28 call closes its response stream: the request is
 // the call's whole life.
 func TestCancelClosesTheResponseStream(t *testing.T) {
+	t.Parallel()
 	closed := make(chan struct{})
 	h := fake.StartHostile(t, fake.HostileOptions{Stateless: true,
 		CallTool: func(w http.ResponseWriter, r *http.Request, _, _ json.RawMessage) {
@@ -555,6 +571,7 @@ func TestCancelClosesTheResponseStream(t *testing.T) {
 // A tool that runs only as a task (2025-11-25 execution.taskSupport
 // "required") is marked in the catalog and refused before anything is sent.
 func TestTaskOnlyToolIsMarkedAndRefused(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostile(t, fake.HostileOptions{ToolsList: func(string) json.RawMessage {
 		return json.RawMessage(`{"tools":[{"name":"research","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},
 			{"name":"quick","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`)
@@ -576,5 +593,39 @@ func TestTaskOnlyToolIsMarkedAndRefused(t *testing.T) {
 	}
 	if n := h.Requests("tools/call"); n != 1 {
 		t.Errorf("%d tools/call sent, want only quick's", n)
+	}
+}
+
+// A session-era server sends what a call asks of the client (an
+// elicitation) on the standalone stream when that stream is open, and may
+// drop it otherwise: the first call is sent only once the stream has
+// opened, even when the server is slow to answer the GET.
+func TestFirstCallWaitsForTheStandaloneStream(t *testing.T) {
+	t.Parallel()
+	var streamOpen, called atomic.Int64 // unix nanoseconds
+	h := fake.StartHostile(t, fake.HostileOptions{Sessions: true,
+		CallTool: func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
+			called.Store(time.Now().UnixNano())
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`, id)
+		},
+		Intercept: func(w http.ResponseWriter, r *http.Request, _ string, _, _ json.RawMessage) bool {
+			if r.Method != http.MethodGet || r.Header.Get("Last-Event-ID") != "" {
+				return false
+			}
+			time.Sleep(300 * time.Millisecond)
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			streamOpen.Store(time.Now().UnixNano())
+			<-r.Context().Done()
+			return true
+		}})
+	m := newManager(t, nil, cfg("s", h.URL))
+	if _, err := m.CallTool(ctxT(t, 10*time.Second), "s", "ping", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if open, call := streamOpen.Load(), called.Load(); open == 0 || call < open {
+		t.Error("the call reached the server before the standalone stream opened")
 	}
 }

@@ -95,7 +95,14 @@ type eventStream struct {
 	keep func(data []byte) bool
 	// resumable says whether the stream may be resumed with Last-Event-ID.
 	resumable bool
+	// opened, when set, is closed once the first open has an answer (or
+	// failed): the stream's synthetic response waits for it.
+	opened chan struct{}
 }
+
+// firstOpenWait bounds how long a standalone stream's synthetic response
+// waits for the real stream to open.
+const firstOpenWait = time.Second
 
 // syntheticStream answers the SDK's request for a stream with a response
 // that a supervisor feeds until ctx ends.
@@ -108,6 +115,18 @@ func (t *sessionTransport) syntheticStream(req *http.Request, es *eventStream) *
 			defer t.streams.done()
 			t.supervise(req.Context(), es, pw)
 		}()
+		if es.opened != nil {
+			// The SDK sends its first request once this answers. A
+			// session-era server sends what a call asks of the client
+			// (an elicitation, a sampling request) on this stream when it
+			// is open, and may drop it if it is not open yet: answer when
+			// the real stream has, so the first call cannot outrun it.
+			select {
+			case <-es.opened:
+			case <-time.After(firstOpenWait):
+			case <-req.Context().Done():
+			}
+		}
 	}
 	return &http.Response{
 		Status:     "200 OK",
@@ -170,9 +189,14 @@ func (t *sessionTransport) supervise(ctx context.Context, es *eventStream, pw *i
 	var lastID string
 	failures := 0
 	broken := false // a stream was open and ended: the next open is a reopen
+	opened := es.opened
 	for ctx.Err() == nil {
 		start := t.clock()
 		resp, err := es.open(ctx, lastID)
+		if opened != nil {
+			close(opened)
+			opened = nil
+		}
 		var retry, lasted time.Duration
 		switch {
 		case err != nil:

@@ -323,6 +323,7 @@ func (t *sessionTransport) standaloneStream(req *http.Request) *eventStream {
 	return &eventStream{
 		what:      "standalone stream",
 		resumable: true,
+		opened:    make(chan struct{}),
 		open: func(ctx context.Context, lastID string) (*http.Response, error) {
 			r := req.Clone(ctx)
 			if lastID != "" {
