@@ -117,7 +117,9 @@ func TestCatalogRefreshIsBounded(t *testing.T) {
 				}
 				return fake.FaultNone
 			}})
-			m := newManager(t, &Options{ConnectTimeout: 200 * time.Millisecond}, cfg("s", p.URL))
+			// Long enough for the first connect on a loaded machine; the
+			// stalled list below must still end within it.
+			m := newManager(t, &Options{ConnectTimeout: 2 * time.Second}, cfg("s", p.URL))
 			if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
 				t.Fatal(err)
 			}
