@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/internal/atomicfile"
 )
 
 // rename is a seam so tests can fail the last step of a save.
@@ -38,7 +39,7 @@ func (f *File) Save() error {
 	if err := f.checkUnchanged(path); err != nil {
 		return err
 	}
-	if err := writeAtomic(path, data); err != nil {
+	if err := atomicfile.Write(path, data, 0o600, rename); err != nil {
 		return fmt.Errorf("saving config %s: %w", f.Path, err)
 	}
 	f.sum, f.existed = sha256.Sum256(data), true
@@ -75,43 +76,4 @@ func (f *File) checkUnchanged(path string) error {
 		return nil
 	}
 	return mcpgate.Errorf(mcpgate.CategoryConflict, "config %s changed on disk since it was read; load it again and redo the change", f.Path)
-}
-
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	// CreateTemp makes the file 0600, so no secret in a header value is
-	// readable by others even for the moment before the rename.
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	syncDir(dir)
-	return nil
-}
-
-// syncDir makes the rename itself durable. It is best effort: some systems
-// cannot sync a directory, and the data is already safe in the file.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/mcpgate/mcpgate/internal/atomicfile"
 )
 
 // BackupSuffix is added to a host config's name for the copy [Change.Apply]
@@ -48,49 +50,15 @@ func (c *Change) Apply() error {
 		}
 		mode = info.Mode().Perm()
 		backup := path + BackupSuffix
-		if err := writeAtomic(backup, c.Before, 0o600); err != nil {
+		if err := atomicfile.Write(backup, c.Before, 0o600, rename); err != nil {
 			return fmt.Errorf("saving the backup %s: %w", backup, err)
 		}
 		c.Backup = backup
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating the folder of %s: %w", c.Path, err)
 	}
-	if err := writeAtomic(path, c.After, mode); err != nil {
+	if err := atomicfile.Write(path, c.After, mode, rename); err != nil {
 		return fmt.Errorf("writing %s: %w", c.Path, err)
-	}
-	return nil
-}
-
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: makes the rename durable where the OS can
-		d.Close()
 	}
 	return nil
 }

@@ -1,0 +1,52 @@
+// Package atomicfile replaces a file so that whoever reads it sees the old
+// contents or the new, never a part: mcpgate's config, and the agent
+// hosts' config files that mcpgate install edits.
+package atomicfile
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Write writes data to path through a temporary file in the same folder,
+// synced, given mode, then renamed over path with rename (os.Rename, or a
+// test's). The temporary file is created 0600, so what it holds (a header
+// value, a token in a host's file) is readable by nobody else even for
+// the moment before the rename. The folder is synced afterwards, best
+// effort, so that the rename itself is durable where the system can.
+func Write(path string, data []byte, mode fs.FileMode, rename func(oldpath, newpath string) error) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if mode != 0o600 {
+		if err := tmp.Chmod(mode); err != nil {
+			return err
+		}
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync() // best effort: some systems cannot sync a folder, and the data is safe in the file
+		d.Close()
+	}
+	return nil
+}
