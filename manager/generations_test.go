@@ -614,10 +614,12 @@ func TestFirstCallWaitsForTheStandaloneStream(t *testing.T) {
 				return false
 			}
 			time.Sleep(300 * time.Millisecond)
+			// Noted before the headers go: the client may act on them
+			// before this handler runs again.
+			streamOpen.Store(time.Now().UnixNano())
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
-			streamOpen.Store(time.Now().UnixNano())
 			<-r.Context().Done()
 			return true
 		}})
