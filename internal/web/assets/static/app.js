@@ -418,21 +418,28 @@
   async function refresh() {
     if (refreshing) { again = true; return refreshing; }
     refreshing = (async () => {
-      do {
-        again = false;
-        try {
-          const data = await api("GET", "/api/servers");
-          const ul = $("#servers");
-          const items = data.servers.map(renderServer);
-          ul.replaceChildren(...items);
-          $("#empty").hidden = items.length > 0;
-          syncPending((await api("GET", "/api/pending")).pending);
-        } catch (e) {
-          notice("Cannot reach mcpgate: " + e.message, true);
-        }
-      } while (again);
+      try {
+        do {
+          again = false;
+          try {
+            const data = await api("GET", "/api/servers");
+            const ul = $("#servers");
+            const items = data.servers.map(renderServer);
+            ul.replaceChildren(...items);
+            $("#empty").hidden = items.length > 0;
+            syncPending((await api("GET", "/api/pending")).pending);
+          } catch (e) {
+            notice("Cannot reach mcpgate: " + e.message, true);
+          }
+        } while (again);
+      } finally {
+        // Cleared in the same step as the last look at again: a refresh
+        // asked for after it starts a new one instead of joining one
+        // that has already drawn (a failed action's error was lost so).
+        refreshing = null;
+      }
     })();
-    try { await refreshing; } finally { refreshing = null; }
+    return refreshing;
   }
 
   // Live updates: server-sent events, else polling.
