@@ -244,11 +244,23 @@ func (s jsonStyle) render(fields []field, indent string) string {
 }
 
 func jsonValue(v any, compact bool) string {
+	if raw, ok := v.(rawJSON); ok {
+		return string(raw)
+	}
+	sep := ", "
+	if compact {
+		sep = ","
+	}
+	return spell(v, jsonString, sep, "JSON")
+}
+
+// spell writes an entry's value in a host's format: strings by quote,
+// lists as [a, b] with sep between, an empty map as {}. JSON, TOML and
+// YAML's flow style write these alike.
+func spell(v any, quote func(string) string, sep, format string) string {
 	switch v := v.(type) {
-	case rawJSON:
-		return string(v)
 	case string:
-		return jsonString(v)
+		return quote(v)
 	case bool:
 		return strconv.FormatBool(v)
 	case int:
@@ -256,17 +268,13 @@ func jsonValue(v any, compact bool) string {
 	case []string:
 		parts := make([]string, len(v))
 		for i, s := range v {
-			parts[i] = jsonString(s)
-		}
-		sep := ", "
-		if compact {
-			sep = ","
+			parts[i] = quote(s)
 		}
 		return "[" + strings.Join(parts, sep) + "]"
 	case emptyMap:
 		return "{}"
 	}
-	panic(fmt.Sprintf("hosts: no JSON spelling for %T", v))
+	panic(fmt.Sprintf("hosts: no %s spelling for %T", format, v))
 }
 
 // jsonString quotes s as JSON does, without escaping <, > and & (which

@@ -165,25 +165,7 @@ func tomlKey(k string) string {
 	return tomlString(k)
 }
 
-func tomlValue(v any) string {
-	switch v := v.(type) {
-	case string:
-		return tomlString(v)
-	case bool:
-		return strconv.FormatBool(v)
-	case int:
-		return strconv.Itoa(v)
-	case []string:
-		parts := make([]string, len(v))
-		for i, s := range v {
-			parts[i] = tomlString(s)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case emptyMap:
-		return "{}"
-	}
-	panic(fmt.Sprintf("hosts: no TOML spelling for %T", v))
-}
+func tomlValue(v any) string { return spell(v, tomlString, ", ", "TOML") }
 
 // tomlString is a TOML basic string: JSON's escapes are TOML's, except
 // that TOML has no \/ and writes other control characters as \uXXXX, as

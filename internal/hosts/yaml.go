@@ -3,7 +3,6 @@ package hosts
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 )
 
@@ -203,25 +202,7 @@ func renderYAML(h Host, entry []field, indent string) string {
 
 // yamlValue writes scalars as JSON does: a double-quoted YAML string takes
 // JSON's escapes, and flow sequences and mappings are JSON's brackets.
-func yamlValue(v any) string {
-	switch v := v.(type) {
-	case string:
-		return yamlString(v)
-	case bool:
-		return strconv.FormatBool(v)
-	case int:
-		return strconv.Itoa(v)
-	case []string:
-		parts := make([]string, len(v))
-		for i, s := range v {
-			parts[i] = yamlString(s)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case emptyMap:
-		return "{}"
-	}
-	panic(fmt.Sprintf("hosts: no YAML spelling for %T", v))
-}
+func yamlValue(v any) string { return spell(v, yamlString, ", ", "YAML") }
 
 // yamlPlain matches the strings that read as themselves unquoted, in block
 // and flow context alike: no indicator characters, no leading or trailing
