@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -68,4 +71,31 @@ type CatalogStore interface {
 	Catalogs(ctx context.Context, tenant string) ([]*Catalog, error)
 	// DeleteCatalog succeeds when there is nothing to delete.
 	DeleteCatalog(ctx context.Context, tenant, server string) error
+}
+
+// EncodeCounts is how the stores keep a catalog's Counts: "[3,0,1,0]",
+// a JSON array.
+func EncodeCounts(n [4]int) string {
+	parts := make([]string, len(n))
+	for i, v := range n {
+		parts[i] = strconv.Itoa(v)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// DecodeCounts reads what EncodeCounts wrote, without a JSON decoder:
+// listing 1,000 catalogs reads 1,000 of them.
+func DecodeCounts(s string, n *[4]int) error {
+	parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), ",")
+	if len(parts) != len(n) {
+		return fmt.Errorf("decoding stored catalog counts: %q is not four counts", s)
+	}
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 0 {
+			return fmt.Errorf("decoding stored catalog counts: %q is not four counts", s)
+		}
+		n[i] = v
+	}
+	return nil
 }

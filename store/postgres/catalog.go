@@ -36,7 +36,7 @@ func (s *Store) PutCatalog(ctx context.Context, c *store.Catalog) error {
 				url = EXCLUDED.url, protocol = EXCLUDED.protocol, tools = EXCLUDED.tools,
 				prompts = EXCLUDED.prompts, resources = EXCLUDED.resources, templates = EXCLUDED.templates,
 				counts = EXCLUDED.counts, fetched_at = EXCLUDED.fetched_at, ttl = EXCLUDED.ttl, generation = EXCLUDED.generation`,
-			c.Tenant, c.Server, c.URL, c.Protocol, list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates), counts(c.Counts),
+			c.Tenant, c.Server, c.URL, c.Protocol, list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates), store.EncodeCounts(c.Counts),
 			ts(c.FetchedAt), int64(c.TTL), int64(c.Generation))
 		if err != nil {
 			return fmt.Errorf("putting catalog: %w", err)
@@ -91,7 +91,7 @@ func scanCatalog(row pgx.CollectableRow) (*store.Catalog, error) {
 		return nil, err
 	}
 	c.Tools, c.Prompts, c.Resources, c.Templates = raw(t), raw(p), raw(r), raw(tm)
-	if err := fromCounts(cnt, &c.Counts); err != nil {
+	if err := store.DecodeCounts(cnt, &c.Counts); err != nil {
 		return nil, err
 	}
 	c.FetchedAt, c.TTL, c.Generation = fromTS(fetched), time.Duration(ttl), uint64(generation)
@@ -119,15 +119,4 @@ func (s *Store) DeleteCatalog(ctx context.Context, tenant, server string) error 
 	})
 }
 
-// counts stores the lists' sizes as a JSON array.
-func counts(n [4]int) string {
-	b, _ := json.Marshal(n) // an array of ints always marshals
-	return string(b)
-}
 
-func fromCounts(s string, n *[4]int) error {
-	if err := json.Unmarshal([]byte(s), n); err != nil {
-		return fmt.Errorf("decoding stored catalog counts: %w", err)
-	}
-	return nil
-}

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate/store"
@@ -34,7 +32,7 @@ func (s *Store) PutCatalog(ctx context.Context, c *store.Catalog) error {
 				url = excluded.url, protocol = excluded.protocol, tools = excluded.tools,
 				prompts = excluded.prompts, resources = excluded.resources, templates = excluded.templates,
 				counts = excluded.counts, fetched_at = excluded.fetched_at, ttl = excluded.ttl, generation = excluded.generation`,
-			c.Tenant, c.Server, c.URL, c.Protocol, counts(c.Counts), micros(c.FetchedAt), int64(c.TTL), int64(c.Generation),
+			c.Tenant, c.Server, c.URL, c.Protocol, store.EncodeCounts(c.Counts), micros(c.FetchedAt), int64(c.TTL), int64(c.Generation),
 			list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates))
 		if err != nil {
 			return fmt.Errorf("putting catalog: %w", err)
@@ -103,7 +101,7 @@ func scanCatalog(row interface{ Scan(...any) error }) (*store.Catalog, error) {
 		return nil, err
 	}
 	c.Tools, c.Prompts, c.Resources, c.Templates = raw(t), raw(p), raw(r), raw(tm)
-	if err := fromCounts(cnt, &c.Counts); err != nil {
+	if err := store.DecodeCounts(cnt, &c.Counts); err != nil {
 		return nil, err
 	}
 	c.FetchedAt, c.TTL, c.Generation = fromMicros(fetched), time.Duration(ttl), uint64(generation)
@@ -127,25 +125,4 @@ func (s *Store) DeleteCatalog(ctx context.Context, tenant, server string) error 
 	})
 }
 
-// counts stores the lists' sizes as a JSON array.
-func counts(n [4]int) string {
-	b, _ := json.Marshal(n) // an array of ints always marshals
-	return string(b)
-}
 
-// fromCounts reads what counts wrote ("[3,0,1,0]") without a JSON
-// decoder: listing 1,000 catalogs read 1,000 of them.
-func fromCounts(s string, n *[4]int) error {
-	parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), ",")
-	if len(parts) != len(n) {
-		return fmt.Errorf("decoding stored catalog counts: %q is not four counts", s)
-	}
-	for i, p := range parts {
-		v, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || v < 0 {
-			return fmt.Errorf("decoding stored catalog counts: %q is not four counts", s)
-		}
-		n[i] = v
-	}
-	return nil
-}
