@@ -118,5 +118,3 @@ func (s *Store) DeleteCatalog(ctx context.Context, tenant, server string) error 
 		return notify(ctx, tx, store.Change{Kind: store.ChangeCatalog, Tenant: tenant, Server: server})
 	})
 }
-
-

@@ -124,5 +124,3 @@ func (s *Store) DeleteCatalog(ctx context.Context, tenant, server string) error 
 		return nil
 	})
 }
-
-
