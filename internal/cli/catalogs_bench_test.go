@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/seal"
 	"github.com/mcpgate/mcpgate/store/sqlite"
@@ -89,16 +92,8 @@ func (a *benchApp) store() *sqlite.Store {
 //
 //	go test -run '^$' -bench SearchStoredCatalogs ./internal/cli/
 func BenchmarkSearchStoredCatalogs(b *testing.B) {
-	servers := benchCatalog(b)
-	app := newBenchApp(b)
-	var ids []string
-	for _, s := range servers {
-		page, _ := json.Marshal(map[string]any{"tools": s.Tools})
-		h := fake.StartHostile(b, fake.HostileOptions{ToolsList: func(string) json.RawMessage { return page }})
-		app.run("add", s.ID, h.URL, "--auth", "none")
-		ids = append(ids, s.ID)
-	}
-	query := []string{"search", "open a pull request on my repository", "--limit", "5"}
+	app, ids := newSearchBenchApp(b)
+	query := benchSearchQuery
 	app.run(query...)
 	st := app.store()
 	defer st.Close()
@@ -124,6 +119,93 @@ func BenchmarkSearchStoredCatalogs(b *testing.B) {
 	b.ReportMetric(float64(cold.Microseconds())/1000/n, "cold-ms")
 	b.ReportMetric(float64(warm.Microseconds())/1000/n, "warm-ms")
 	b.ReportMetric(float64(cold)/float64(warm), "cold/warm")
+}
+
+// benchSearchQuery is the search the search benchmarks time.
+var benchSearchQuery = []string{"search", "open a pull request on my repository", "--limit", "5"}
+
+// newSearchBenchApp configures the 20 servers of the shared catalog, each a
+// fake on loopback serving its tools, and returns their IDs; nothing is
+// listed yet.
+func newSearchBenchApp(b *testing.B) (*benchApp, []string) {
+	servers := benchCatalog(b)
+	app := newBenchApp(b)
+	var ids []string
+	for _, s := range servers {
+		page, _ := json.Marshal(map[string]any{"tools": s.Tools})
+		h := fake.StartHostile(b, fake.HostileOptions{ToolsList: func(string) json.RawMessage { return page }})
+		app.run("add", s.ID, h.URL, "--auth", "none")
+		ids = append(ids, s.ID)
+	}
+	return app, ids
+}
+
+// BenchmarkSearchProcess runs `mcpgate search` as a process, as a person
+// does, over the catalogs of the 20 servers of the shared catalog that a
+// first (in-process) search stored: a warm search, start to exit. With
+// MCPGATE_BENCH_BASELINE naming another build of mcpgate, it alternates
+// the two on the same config and data directory and reports both, and
+// fails if they answer otherwise:
+//
+//	go build -o /tmp/mcpgate-old ./cmd/mcpgate   # on the baseline commit
+//	MCPGATE_BENCH_BASELINE=/tmp/mcpgate-old go test -run '^$' -bench SearchProcess -benchtime 30x ./internal/cli/
+//
+// MCPGATE_BENCH_KEEP=DIR leaves the config and data directory in DIR (a
+// new directory) for profiling a process by hand.
+//
+// Reported: the median, fastest and slowest wall time of a process and its
+// median CPU time (user + system), in milliseconds.
+func BenchmarkSearchProcess(b *testing.B) {
+	app, _ := newSearchBenchApp(b)
+	want := app.run(benchSearchQuery...)
+	if keep := os.Getenv("MCPGATE_BENCH_KEEP"); keep != "" {
+		// For perf and friends: the config and data directory, left behind.
+		if err := os.CopyFS(keep, os.DirFS(filepath.Dir(app.cfg))); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("kept: MCPGATE_KEYRING=off MCPGATE_SECRET_KEY=%s mcpgate --config %s/c.json --data-dir %s/d %s",
+			app.getenv("MCPGATE_SECRET_KEY"), keep, keep, strings.Join(benchSearchQuery, " "))
+	}
+	bins := []struct{ name, path string }{{"this", testbin.Mcpgate(b)}}
+	if p := os.Getenv("MCPGATE_BENCH_BASELINE"); p != "" {
+		bins = append(bins, struct{ name, path string }{"base", p})
+	}
+	env := []string{"HOME=" + app.getenv("HOME"), "MCPGATE_KEYRING=off", "MCPGATE_SECRET_KEY=" + app.getenv("MCPGATE_SECRET_KEY")}
+	args := append([]string{"--config", app.cfg, "--data-dir", app.data}, benchSearchQuery...)
+	wall := make([][]time.Duration, len(bins))
+	cpu := make([][]time.Duration, len(bins))
+	for b.Loop() {
+		for i, bin := range bins {
+			cmd := exec.Command(bin.path, args...)
+			cmd.Env = env
+			var out, errOut strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			start := time.Now()
+			err := cmd.Run()
+			wall[i] = append(wall[i], time.Since(start))
+			if err != nil {
+				b.Fatalf("%s: %v\n%s", bin.path, err, errOut.String())
+			}
+			cpu[i] = append(cpu[i], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+			if out.String() != want {
+				b.Fatalf("%s answered otherwise:\n%s\nwant\n%s", bin.name, out.String(), want)
+			}
+		}
+	}
+	b.ReportMetric(0, "ns/op")
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for i, bin := range bins {
+		slices.Sort(wall[i])
+		slices.Sort(cpu[i])
+		n := len(wall[i])
+		b.ReportMetric(ms(wall[i][n/2]), bin.name+"-median-ms")
+		b.ReportMetric(ms(wall[i][0]), bin.name+"-min-ms")
+		b.ReportMetric(ms(wall[i][n-1]), bin.name+"-max-ms")
+		b.ReportMetric(ms(cpu[i][n/2]), bin.name+"-cpu-ms")
+	}
+	if len(bins) == 2 {
+		b.ReportMetric(float64(wall[0][len(wall[0])/2])/float64(wall[1][len(wall[1])/2]), "this/base")
+	}
 }
 
 // BenchmarkServeStartStoredCatalogs measures `mcpgate serve` (in this
