@@ -281,13 +281,25 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("enabling WAL: %w", err)
 	}
+	// A schema already current is the common case: every command opens
+	// the store. Seeing so is a read, which neither waits for a writer nor
+	// commits (and syncs) a write of its own; only a schema behind takes
+	// the write lock, and looks again under it.
+	var v int
+	err = retry(ctx, func() error { return s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v) })
+	if err != nil {
+		return fmt.Errorf("reading the schema version: %w", err)
+	}
+	if err := knownVersion(v); err != nil || v == len(migrations) {
+		return err
+	}
 	return s.write(ctx, func(t *tx) error {
 		var v int
 		if err := t.conn.QueryRowContext(t.ctx, "PRAGMA user_version").Scan(&v); err != nil {
 			return err
 		}
-		if v > len(migrations) {
-			return fmt.Errorf("schema version %d is newer than this mcpgate knows (%d): upgrade mcpgate", v, len(migrations))
+		if err := knownVersion(v); err != nil {
+			return err
 		}
 		for i := v; i < len(migrations); i++ {
 			if _, err := t.conn.ExecContext(t.ctx, migrations[i]); err != nil {
@@ -298,6 +310,14 @@ func (s *Store) migrate(ctx context.Context) error {
 		_, err := t.conn.ExecContext(t.ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations)))
 		return err
 	})
+}
+
+// knownVersion refuses a schema that a newer mcpgate migrated.
+func knownVersion(v int) error {
+	if v > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this mcpgate knows (%d): upgrade mcpgate", v, len(migrations))
+	}
+	return nil
 }
 
 // Close closes the database.

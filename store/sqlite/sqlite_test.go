@@ -296,6 +296,44 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 }
 
+// TestOpenDoesNotWaitForAWriter: opening a store whose schema is current
+// only reads, so a command starts while another process holds the write
+// lock (deciding inside UpdateCredential, say), and commits nothing of
+// its own.
+func TestOpenDoesNotWaitForAWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpgate.db")
+	open(t, path, sealer(t, 1)).Close()
+	conn, err := raw(t, path).Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan error, 1)
+	go func() {
+		s, err := sqlite.Open(path, sealer(t, 1))
+		if err == nil {
+			s.Close()
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		// Before: Open waited for the lock (up to 30 s) to rewrite the
+		// schema version it had just read.
+		_, _ = conn.ExecContext(t.Context(), "ROLLBACK")
+		<-opened
+		t.Fatal("Open of a current store waited for another writer")
+	}
+	_, _ = conn.ExecContext(t.Context(), "ROLLBACK")
+}
+
 // TestCredentialsFromOlderSchemas: a database whose credentials were
 // written before the later credential columns existed (the DPoP key, then
 // the time of the last step-up) opens, migrated, with those credentials
