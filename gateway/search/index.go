@@ -171,26 +171,49 @@ func (ix *Index) forget(id int32) {
 // index knows only terms some live document has.
 func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 	cfg := &ix.cfg
-	b := builder{ix: ix, run: map[string][]int32{}, term: map[string]int32{}}
+	// A catalog of a few hundred tools has some eight distinct runs and
+	// four distinct terms a document; sized so, the maps seldom grow while
+	// they fill. Bigger catalogs repeat their words more.
+	b := builder{ix: ix, run: make(map[string]span, min(8*len(docs), 1<<13)), term: make(map[string]int32, min(4*len(docs), 1<<12))}
 
 	// Field terms of every document, and the average length of each field.
-	fields := make([][numFields][]int32, len(docs))
+	// They are kept in one array (a document's field is a span of it), not
+	// in a slice each.
+	var all []int32
+	spans := make([][numFields]span, len(docs))
 	for i, d := range docs {
-		f := &fields[i]
-		f[fieldName] = b.terms(nil, d.Tool)
-		f[fieldTitle] = b.terms(nil, d.Title)
-		f[fieldDesc] = b.terms(nil, d.Description)
+		sp := &spans[i]
+		mark := func(k field, lo int) { sp[k] = span{int32(lo), int32(len(all))} }
+		lo := len(all)
+		all = b.terms(all, d.Tool)
+		mark(fieldName, lo)
+		lo = len(all)
+		all = b.terms(all, d.Title)
+		mark(fieldTitle, lo)
+		lo = len(all)
+		all = b.terms(all, d.Description)
+		mark(fieldDesc, lo)
+		lo = len(all)
 		for _, p := range d.Params {
-			f[fieldParam] = b.terms(f[fieldParam], p.Name)
-			f[fieldParamDesc] = b.terms(f[fieldParamDesc], p.Description)
+			all = b.terms(all, p.Name)
 		}
+		mark(fieldParam, lo)
+		lo = len(all)
+		for _, p := range d.Params {
+			all = b.terms(all, p.Description)
+		}
+		mark(fieldParamDesc, lo)
 		// The server field says which product a tool belongs to; each
 		// of its words counts once however the ID and title repeat it.
-		f[fieldServer] = dedupeIDs(b.terms(b.terms(nil, d.Server), d.ServerTitle))
+		lo = len(all)
+		all = b.terms(b.terms(all, d.Server), d.ServerTitle)
+		all = all[:lo+len(dedupeIDs(all[lo:]))]
+		mark(fieldServer, lo)
 		for k := range numFields {
-			ix.total[k] += float64(min(len(f[k]), 1<<16-1))
+			ix.total[k] += float64(min(sp[k].len(), 1<<16-1))
 		}
 	}
+	field := func(i int, k field) []int32 { return all[spans[i][k].lo:spans[i][k].hi] }
 	live := ix.n + len(docs)
 	var avg [numFields]float64
 	for k := range numFields {
@@ -203,7 +226,27 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 	// frequency in each field.
 	slices.Sort(ix.free)
 	ids := make([]int, len(docs))
-	local := make([][]posting, len(b.terms_))           // new postings by local term, in document order
+	// The new postings of all terms, and the terms of all documents, are
+	// each one array cut into a slice per term and per document: grown
+	// posting by posting, those slices were most of the allocations.
+	// Counted first: how many documents have each local term (a
+	// document's fields are one span of all, fieldName to fieldServer).
+	perTerm := make([]int, len(b.terms_))
+	seen := slices.Repeat([]int32{-1}, len(b.terms_))
+	for i := range docs {
+		for _, t := range all[spans[i][0].lo:spans[i][numFields-1].hi] {
+			if seen[t] != int32(i) {
+				seen[t] = int32(i)
+				perTerm[t]++
+			}
+		}
+	}
+	local := make([][]posting, len(b.terms_)) // new postings by local term, in document order
+	room := make([]posting, sumInts(perTerm))
+	docTerms := make([]docTerm, 0, len(room)) // the terms of docs[0], then of docs[1]...
+	for t, n := range perTerm {
+		local[t], room = room[:0:n], room[n:]
+	}
 	slot := make([]int32, len(b.terms_))                // local term to its place in order, +1; 0 when not in this document
 	global := slices.Repeat([]int32{-1}, len(b.terms_)) // local term to the index's ID, once it has one
 	var order []int32
@@ -219,8 +262,8 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 		}
 		order, tf = order[:0], tf[:0]
 		for k := range numFields {
-			s.length[k] = uint16(min(len(fields[i][k]), 1<<16-1))
-			for _, t := range fields[i][k] {
+			s.length[k] = uint16(min(spans[i][k].len(), 1<<16-1))
+			for _, t := range field(i, k) {
 				j := slot[t] - 1
 				if j < 0 {
 					j = int32(len(order))
@@ -235,11 +278,11 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 		for k := range numFields {
 			norm[k] = 1
 			if avg[k] > 0 {
-				norm[k] = 1 - cfg.b[k] + cfg.b[k]*float64(len(fields[i][k]))/avg[k]
+				norm[k] = 1 - cfg.b[k] + cfg.b[k]*float64(spans[i][k].len())/avg[k]
 			}
 		}
 		names := 0
-		s.terms = make([]docTerm, 0, len(order))
+		start := len(docTerms)
 		for j, t := range order {
 			c := &tf[j]
 			var w float64
@@ -260,8 +303,10 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 				global[t] = ix.termID(b.terms_[t])
 			}
 			local[t] = append(local[t], p)
-			s.terms = append(s.terms, docTerm{id: global[t], sat: p.sat})
+			docTerms = append(docTerms, docTerm{id: global[t], sat: p.sat})
 		}
+		// Capped, so that appending to one never writes over the next.
+		s.terms = docTerms[start:len(docTerms):len(docTerms)]
 		ix.nameLen[id] = uint8(names)
 	}
 	ix.n = live
@@ -284,14 +329,28 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 
 func byDoc(a, b posting) int { return int(a.doc - b.doc) }
 
+func sumInts(ns []int) int {
+	sum := 0
+	for _, n := range ns {
+		sum += n
+	}
+	return sum
+}
+
 // builder numbers the terms of the documents one add reads.
 type builder struct {
 	ix     *Index
-	run    map[string][]int32 // a run of letters and digits to the local numbers of its terms
-	term   map[string]int32   // a term to its local number
-	terms_ []string           // local number to term
+	run    map[string]span  // a run of letters and digits to the local numbers of its terms, in runs
+	runs   []int32          // the local numbers of every run's terms
+	term   map[string]int32 // a term to its local number
+	terms_ []string         // local number to term
 	buf    []string
 }
+
+// span is a part [lo, hi) of an array of term numbers.
+type span struct{ lo, hi int32 }
+
+func (s span) len() int { return int(s.hi - s.lo) }
 
 // terms appends the local numbers of the terms of s to out. Runs of
 // letters and digits repeat across a catalog ("the", "repository",
@@ -303,18 +362,19 @@ func (b *builder) terms(out []int32, s string) []int32 {
 		if run, s = nextRun(s); run == "" {
 			return out
 		}
-		ts, ok := b.run[run]
+		sp, ok := b.run[run]
 		if !ok {
-			ts = []int32{}
+			sp.lo = int32(len(b.runs))
 			b.buf = splitIdent(run, b.buf[:0])
 			for _, w := range b.buf {
 				if meaningful(w) {
-					ts = append(ts, b.number(b.ix.key(w)))
+					b.runs = append(b.runs, b.number(b.ix.key(w)))
 				}
 			}
-			b.run[strings.Clone(run)] = ts
+			sp.hi = int32(len(b.runs))
+			b.run[strings.Clone(run)] = sp
 		}
-		out = append(out, ts...)
+		out = append(out, b.runs[sp.lo:sp.hi]...)
 	}
 }
 
