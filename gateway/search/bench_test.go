@@ -284,3 +284,25 @@ func BenchmarkSearchLeaveServerOut(b *testing.B) {
 	b.ReportMetric(imrr/float64(n), "insample-mrr")
 	b.ReportMetric(float64(len(grid)), "configs")
 }
+
+// BenchmarkSnapshotLoad times reading back a snapshot of the index of the
+// catalog's tools, 10,000 and 20,000 tools (compare BenchmarkBuild), and
+// reports its size (snapshot-MB).
+func BenchmarkSnapshotLoad(b *testing.B) {
+	d := data(b)
+	for _, n := range append([]int{len(d.docs)}, sizes...) {
+		b.Run(sizeName(n), func(b *testing.B) {
+			snap, err := New(replicate(d, n)).AppendSnapshot(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Load(snap); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(snap))/(1<<20), "snapshot-MB")
+		})
+	}
+}

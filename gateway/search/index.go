@@ -18,6 +18,9 @@ type posting struct {
 type Index struct {
 	cfg  config
 	thes *thesaurus
+	// defaultModel says cfg is defaultConfig, the model a snapshot is
+	// read with.
+	defaultModel bool
 
 	mu       sync.RWMutex
 	n        int              // live documents
@@ -51,13 +54,25 @@ type docTerm struct {
 
 // New builds an index of docs; their IDs are their positions in docs.
 // Docs are read, not kept.
-func New(docs []Doc) *Index { return newIndex(docs, defaultConfig) }
+func New(docs []Doc) *Index { return build(docs, defaultConfig, defaultThesaurus(), true) }
 
+// newIndex builds an index with a model of a test's.
 func newIndex(docs []Doc, cfg config) *Index {
-	ix := &Index{cfg: cfg, ids: map[string]int32{}, byServer: map[string][]int32{}}
+	var th *thesaurus
 	if cfg.synonyms {
-		ix.thes = newThesaurus(cfg.thesaurus, ix.qtokens)
+		th = newThesaurus(cfg.thesaurus, (&Index{cfg: cfg}).qtokens)
 	}
+	return build(docs, cfg, th, false)
+}
+
+// defaultThesaurus is the default model's thesaurus, which every index of
+// it shares: nothing changes a thesaurus once it is made.
+var defaultThesaurus = sync.OnceValue(func() *thesaurus {
+	return newThesaurus(defaultConfig.thesaurus, (&Index{cfg: defaultConfig}).qtokens)
+})
+
+func build(docs []Doc, cfg config, th *thesaurus, defaultModel bool) *Index {
+	ix := &Index{cfg: cfg, thes: th, defaultModel: defaultModel, ids: map[string]int32{}, byServer: map[string][]int32{}}
 	ix.scratch.New = func() any { return &scratch{} }
 	_, added := ix.add(docs)
 	for id, ps := range added {
