@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -61,6 +63,9 @@ type heldCatalog struct {
 	url       string
 	fetchedAt time.Time
 	raw       *store.Catalog
+	// sum is catalogSum of the stored catalog it was read from, once
+	// StoredDigest took it (nil before, and for a live session's copy).
+	sum *[sha256.Size]byte
 }
 
 // heldCountsLocked fills a status's counts from the held catalog, from
@@ -88,25 +93,9 @@ func (s *server) decodedLocked() bool {
 	if h.raw == nil {
 		return true
 	}
-	c := h.raw
-	if c.Tools == nil {
-		// Listed without its lists: read it now. A local read, which never
-		// waits for the store's write lock.
-		ctx, cancel := context.WithTimeout(s.m.ctx, catalogLoadTimeout)
-		full, err := s.m.opts.Catalogs.GetCatalog(ctx, s.m.opts.Tenant, s.id)
-		cancel()
-		if err == nil && full.URL != s.cfg.URL {
-			err = errors.New("it was replaced by one of another URL")
-		}
-		if err != nil {
-			s.m.logf(s.id, "ignoring the stored catalog: %v", err)
-			s.held = nil
-			return false
-		}
-		c = full
-		if s.persist.loaded == h.raw {
-			s.persist.loaded, s.persist.generation = full, full.Generation
-		}
+	c := s.storedListsLocked()
+	if c == nil {
+		return false
 	}
 	d, err := decodeCatalog(c, s.m.opts.Limits)
 	if err != nil {
@@ -114,8 +103,81 @@ func (s *server) decodedLocked() bool {
 		s.held = nil
 		return false
 	}
+	d.sum = h.sum
 	s.held = d
 	return true
+}
+
+// storedListsLocked returns the stored catalog of a held catalog not yet
+// decoded, with its lists: read now if New listed it without them (a
+// local read, which never waits for the store's write lock). A catalog
+// that cannot be read is dropped, and nil returned.
+func (s *server) storedListsLocked() *store.Catalog {
+	h := s.held
+	if h.raw.Tools != nil {
+		return h.raw
+	}
+	ctx, cancel := context.WithTimeout(s.m.ctx, catalogLoadTimeout)
+	full, err := s.m.opts.Catalogs.GetCatalog(ctx, s.m.opts.Tenant, s.id)
+	cancel()
+	if err == nil && full.URL != s.cfg.URL {
+		err = errors.New("it was replaced by one of another URL")
+	}
+	if err != nil {
+		s.m.logf(s.id, "ignoring the stored catalog: %v", err)
+		s.held = nil
+		return nil
+	}
+	if s.persist.loaded == h.raw {
+		s.persist.loaded, s.persist.generation = full, full.Generation
+	}
+	h.raw = full
+	return full
+}
+
+// StoredDigest returns, while server id answers reads from a stored
+// catalog ([Status.Cached]: enabled, no live session), a digest of
+// everything those reads answer from: the stored lists, the tools its
+// configuration disables and the limits the lists are read with. Equal
+// digests mean equal answers, so whoever makes something of a catalog
+// (the gateway's search index) can keep it under the digest for the next
+// process. It reads the stored lists, but decodes nothing.
+//
+// ok is false while the server has a live session or is disabled, when
+// it holds no stored catalog, or one without every list (reads of the
+// missing kind would connect), or one a process decoded before asking.
+func (m *Manager) StoredDigest(id string) (digest [sha256.Size]byte, ok bool) {
+	s, err := m.server(id)
+	if err != nil {
+		return digest, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.held
+	if s.sess != nil || !s.cfg.Enabled || h == nil {
+		return digest, false
+	}
+	if h.sum == nil && h.raw != nil {
+		c := s.storedListsLocked()
+		if c == nil || c.Prompts == nil || c.Resources == nil || c.Templates == nil {
+			return digest, false
+		}
+		sum := catalogSum(c)
+		h.sum = &sum
+	}
+	if h.sum == nil {
+		return digest, false
+	}
+	d := sha256.New()
+	d.Write(h.sum[:])
+	fmt.Fprintf(d, "\x00max entries %d\x00disabled", s.m.opts.Limits.MaxEntries)
+	disabled := slices.Clone(s.cfg.DisabledTools)
+	slices.Sort(disabled)
+	for _, t := range disabled {
+		fmt.Fprintf(d, " %q", t)
+	}
+	d.Sum(digest[:0])
+	return digest, true
 }
 
 // persistState is a server's catalog writer: at most one write in flight,

@@ -370,3 +370,63 @@ func TestBackgroundRefreshesAreBounded(t *testing.T) {
 		return true
 	})
 }
+
+// TestStoredDigestSaysWhatReadsAnswerFrom: a server answering from its
+// stored catalog has a digest, the same in every process over the same
+// catalog and configuration, and the same before and after its tools
+// were read (decoded); it changes with the disabled tools and the stored
+// lists; a live session, a disabled server or no stored catalog has none.
+func TestStoredDigestSaysWhatReadsAnswerFrom(t *testing.T) {
+	t.Parallel()
+	srv := fake.Start(t, nil)
+	st := catalogStore(t)
+	c := cfg("s", srv.URL)
+	if _, ok := newManager(t, &Options{Catalogs: st}, c).StoredDigest("s"); ok {
+		t.Error("a digest without a stored catalog")
+	}
+	listedOnce(t, st, c)
+
+	m := newManager(t, &Options{Catalogs: st}, c)
+	first, ok := m.StoredDigest("s")
+	if !ok {
+		t.Fatal("no digest of the stored catalog")
+	}
+	toolNames(t, m, "s") // decodes the stored catalog
+	if again, ok := m.StoredDigest("s"); !ok || again != first {
+		t.Errorf("after reading the tools: digest %x (%v), want %x", again, ok, first)
+	}
+	if other, ok := newManager(t, &Options{Catalogs: st}, c).StoredDigest("s"); !ok || other != first {
+		t.Errorf("another manager over the same catalog: %x (%v), want %x", other, ok, first)
+	}
+
+	disabled := c
+	disabled.DisabledTools = []string{"echo"}
+	if d, ok := newManager(t, &Options{Catalogs: st}, disabled).StoredDigest("s"); !ok || d == first {
+		t.Errorf("a tool disabled: digest %x (%v), want another than %x", d, ok, first)
+	}
+	off := c
+	off.Enabled = false
+	if _, ok := newManager(t, &Options{Catalogs: st}, off).StoredDigest("s"); ok {
+		t.Error("a digest for a disabled server")
+	}
+
+	stored, err := st.GetCatalog(t.Context(), "", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored.Tools = json.RawMessage(strings.Replace(string(stored.Tools), `"echo"`, `"echo2"`, 1))
+	if err := st.PutCatalog(t.Context(), stored); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := newManager(t, &Options{Catalogs: st}, c).StoredDigest("s"); !ok || d == first {
+		t.Errorf("another stored tools list: digest %x (%v), want another than %x", d, ok, first)
+	}
+
+	ctx := ctxT(t, 10*time.Second)
+	if _, err := m.CallTool(ctx, "s", "echo", raw(`{"text":"hi"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.StoredDigest("s"); ok {
+		t.Error("a digest while the server has a live session")
+	}
+}
