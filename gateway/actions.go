@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -255,13 +256,26 @@ type SearchHit struct {
 // for query, best first, connecting servers as needed. Servers that could
 // not be listed are named in failed.
 func (g *Gateway) Search(ctx context.Context, query, server string, limit int) (hits []SearchHit, failed []string, err error) {
+	limit = clamp(limit, defaultSearchLimit, maxListLimit)
+	var key [sha256.Size]byte
+	keep := false
+	if g.cache != nil && server == "" {
+		if key, keep = g.indexKey(); keep {
+			if hits, ok := g.searchCached(ctx, key, query, limit); ok {
+				return hits, nil, nil
+			}
+		}
+	}
 	byServer, failed, err := g.catalogOf(ctx, server)
 	if err != nil {
 		return nil, nil, err
 	}
 	onlyTools := func(e entry) bool { return e.kind == kindTool }
-	for _, h := range g.index.search(g.m, byServer, query, clamp(limit, defaultSearchLimit, maxListLimit), onlyTools) {
+	for _, h := range g.index.search(g.m, byServer, query, limit, onlyTools) {
 		hits = append(hits, SearchHit{Server: h.server, Tool: h.tool.Name, Score: h.score, Description: h.tool.Description})
+	}
+	if keep {
+		g.saveIndex(key)
 	}
 	return hits, failed, nil
 }

@@ -43,6 +43,12 @@ type Options struct {
 	Auth Authenticator
 	// Limits bound every answer; zero fields take defaults.
 	Limits Limits
+	// IndexCache, when set, keeps the search index for the next process
+	// while every enabled server answers from its stored catalog, and
+	// [Gateway.Search] ranks with a kept one instead of building it. For
+	// processes that live for one search (the search command); one that
+	// lives on keeps its index in memory anyway.
+	IndexCache IndexCache
 }
 
 // Gateway implements the `mcp` tool. It is safe for concurrent use.
@@ -52,12 +58,13 @@ type Gateway struct {
 	lim   Limits
 	index *catalogIndex
 	tasks taskTools
+	cache IndexCache
 }
 
 // New returns a gateway over opts.Manager.
 func New(opts *Options) *Gateway {
 	o := *opts
-	return &Gateway{m: o.Manager, auth: o.Auth, lim: o.Limits.withDefaults(), index: newCatalogIndex()}
+	return &Gateway{m: o.Manager, auth: o.Auth, lim: o.Limits.withDefaults(), index: newCatalogIndex(), cache: o.IndexCache}
 }
 
 // Input is the gateway tool's input. Only what an action needs is read.

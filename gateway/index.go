@@ -22,6 +22,9 @@ type catalogIndex struct {
 	ix      *search.Index
 	refs    []entry
 	servers map[string]*serverDocs
+	// whole says ix was built by search.New from every server's documents
+	// and not changed since, as a kept index must be (IndexCache).
+	whole bool
 }
 
 // serverDocs are one server's documents and the entries they stand for,
@@ -104,8 +107,10 @@ func (c *catalogIndex) update(statuses []manager.Status, byServer map[string][]e
 			}
 		}
 		c.ix = search.New(docs)
+		c.whole = true
 		return
 	}
+	c.whole = false
 	for _, id := range gone {
 		c.ix.Replace(id, nil)
 	}

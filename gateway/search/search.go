@@ -159,6 +159,13 @@ var defaultConfig = config{
 	assocMaxShare: 0.06,
 }
 
+// Len is the number of documents in the index.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.n
+}
+
 // Search returns up to limit hits, best first; equal scores keep the order
 // of the document IDs. Every document that shares a meaningful word
 // with the query (any word but a stop word, a bare number or a single

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -26,6 +29,28 @@ func TestSearchAnswersFromStoredCatalogsAcrossProcesses(t *testing.T) {
 	second := p.mustRun(0, "search", "add two numbers together", "--json", "--limit", "3")
 	if second.stdout != first.stdout {
 		t.Errorf("the second search answered otherwise:\nfirst  %s\nsecond %s", first.stdout, second.stdout)
+	}
+	// The second kept its index for the third, which ranks with it.
+	kept := filepath.Join(p.dataDir, searchIndexFileName)
+	fi, err := os.Stat(kept)
+	if err != nil {
+		t.Fatalf("no index kept: %v", err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		t.Errorf("the kept index has mode %v, want 0600", fi.Mode().Perm())
+	}
+	if third := p.mustRun(0, "search", "add two numbers together", "--json", "--limit", "3"); third.stdout != first.stdout {
+		t.Errorf("the search from the kept index answered otherwise:\nfirst %s\nthird %s", first.stdout, third.stdout)
+	}
+	if fi2, err := os.Stat(kept); err != nil || !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Errorf("the search from the kept index wrote it again (%v)", err)
+	}
+	// Another program's (here, a header no build has) is not read.
+	if err := os.WriteFile(kept, []byte("mcpgate search index another-build 00\ngarbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if again := p.mustRun(0, "search", "add two numbers together", "--json", "--limit", "3"); again.stdout != first.stdout {
+		t.Errorf("the search beside another program's kept index answered otherwise:\nfirst %s\nagain %s", first.stdout, again.stdout)
 	}
 	if r := p.mustRun(0, "list"); !strings.Contains(r.stdout, "echo") {
 		t.Errorf("list from stored catalogs:\n%s", r)

@@ -53,7 +53,7 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 	if err != nil {
 		return err
 	}
-	g := gateway.New(&gateway.Options{Manager: m})
+	g := gateway.New(&gateway.Options{Manager: m, IndexCache: app.indexCache()})
 	stop := startProgress(app.IO.ErrOut, app.IO.ErrTTY, func() string { return "Searching…" })
 	hits, failed, err := g.Search(ctx, opts.Query, "", opts.Limit)
 	stop()

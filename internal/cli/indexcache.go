@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/atomicfile"
+)
+
+// searchIndexFileName is the search command's kept index in the data
+// directory (gateway.IndexCache): the gateway's index over every server's
+// stored catalog, for the next search. It is remote content, never
+// secret; it is written 0600 like everything in the data directory.
+const searchIndexFileName = "search-index"
+
+// fileIndexCache keeps the gateway's index in one file, whose first line
+// names the program that wrote it (its Go build ID) and the key it was
+// saved under: another build of mcpgate, or other catalogs, find nothing.
+type fileIndexCache struct {
+	path    string
+	program string
+}
+
+// indexCache is the search command's gateway.IndexCache, or nil when the
+// program cannot tell its own build apart (no build ID) or has no data
+// directory.
+func (a *App) indexCache() gateway.IndexCache {
+	prog := programBuildID()
+	dir, err := a.DataDir()
+	if prog == "" || err != nil {
+		return nil
+	}
+	return &fileIndexCache{path: filepath.Join(dir, searchIndexFileName), program: prog}
+}
+
+func (c *fileIndexCache) header(key [sha256.Size]byte) string {
+	return "mcpgate search index " + c.program + " " + hex.EncodeToString(key[:]) + "\n"
+}
+
+func (c *fileIndexCache) Load(key [sha256.Size]byte) []byte {
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		return nil
+	}
+	rest, ok := bytes.CutPrefix(data, []byte(c.header(key)))
+	if !ok {
+		return nil
+	}
+	return rest
+}
+
+func (c *fileIndexCache) Save(key [sha256.Size]byte, data []byte) {
+	// Best effort: without it the next search builds the index again.
+	_ = atomicfile.Write(c.path, append([]byte(c.header(key)), data...), 0o600, os.Rename)
+}
+
+// programBuildID is the Go build ID of the running program, which differs
+// between any two builds of different code, or "" when it has none (built
+// with -buildid=) or it cannot be read.
+var programBuildID = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	// The linker puts the ID at the start of the file: in an ELF note
+	// among the first headers, else at the start of the text.
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	return buildIDIn(head[:n])
+})
+
+// buildIDIn finds a Go build ID in the first bytes of an executable: the
+// raw form the linker writes into the text of non-ELF files, or the ELF
+// note "Go" of type 4 (little-endian).
+func buildIDIn(head []byte) string {
+	const rawStart, rawEnd = "\xff Go build ID: \"", "\"\n \xff"
+	if i := bytes.Index(head, []byte(rawStart)); i >= 0 {
+		rest := head[i+len(rawStart):]
+		if j := bytes.Index(rest, []byte(rawEnd)); j > 0 && j <= 256 {
+			return string(rest[:j])
+		}
+	}
+	for off := 0; ; {
+		i := bytes.Index(head[off:], []byte("Go\x00\x00"))
+		if i < 0 {
+			return ""
+		}
+		i += off
+		off = i + 1
+		if i < 12 {
+			continue
+		}
+		namesz := binary.LittleEndian.Uint32(head[i-12:])
+		descsz := binary.LittleEndian.Uint32(head[i-8:])
+		typ := binary.LittleEndian.Uint32(head[i-4:])
+		if namesz == 4 && typ == 4 && descsz > 0 && descsz <= 256 && i+4+int(descsz) <= len(head) {
+			return string(head[i+4 : i+4+int(descsz)])
+		}
+	}
+}
