@@ -137,15 +137,19 @@ func (s *server) storedListsLocked() *store.Catalog {
 
 // StoredDigest returns, while server id answers reads from a stored
 // catalog ([Status.Cached]: enabled, no live session), a digest of
-// everything those reads answer from: the stored lists, the tools its
-// configuration disables and the limits the lists are read with. Equal
-// digests mean equal answers, so whoever makes something of a catalog
-// (the gateway's search index) can keep it under the digest for the next
-// process. It reads the stored lists, but decodes nothing.
+// everything those reads answer from: the stored lists (by the sum the
+// store keeps of them, store.Catalog.Sum, or for a catalog stored without
+// one by the lists themselves), the tools its configuration disables and
+// the limits the lists are read with. Equal digests mean equal answers,
+// so whoever makes something of a catalog (the gateway's search index)
+// can keep it under the digest for the next process. It decodes nothing.
 //
 // ok is false while the server has a live session or is disabled, when
-// it holds no stored catalog, or one without every list (reads of the
-// missing kind would connect), or one a process decoded before asking.
+// it holds no stored catalog, or one a process decoded before asking, or
+// one seen to miss a list (a read of that kind connects). Whether a list
+// is missing is seen once the lists are read: whoever keeps something
+// should ask again after reading, and keep it only if the digest is the
+// same.
 func (m *Manager) StoredDigest(id string) (digest [sha256.Size]byte, ok bool) {
 	s, err := m.server(id)
 	if err != nil {
@@ -157,12 +161,26 @@ func (m *Manager) StoredDigest(id string) (digest [sha256.Size]byte, ok bool) {
 	if s.sess != nil || !s.cfg.Enabled || h == nil {
 		return digest, false
 	}
-	if h.sum == nil && h.raw != nil {
-		c := s.storedListsLocked()
-		if c == nil || c.Prompts == nil || c.Resources == nil || c.Templates == nil {
-			return digest, false
+	switch {
+	case h.raw == nil:
+		for k := range numKinds {
+			if !h.m[k].loaded {
+				return digest, false
+			}
 		}
-		sum := catalogSum(c)
+	case h.raw.Tools != nil && (h.raw.Prompts == nil || h.raw.Resources == nil || h.raw.Templates == nil):
+		return digest, false
+	}
+	if h.sum == nil && h.raw != nil {
+		// The store's sum of the catalog listed, else the lists' own.
+		sum := h.raw.Sum
+		if sum == ([sha256.Size]byte{}) {
+			c := s.storedListsLocked()
+			if c == nil {
+				return digest, false
+			}
+			sum = catalogSum(c)
+		}
 		h.sum = &sum
 	}
 	if h.sum == nil {
@@ -477,20 +495,7 @@ func marshalList(v any) (json.RawMessage, error) {
 }
 
 // catalogSum identifies a stored catalog's content: its URL and lists.
-func catalogSum(c *store.Catalog) [sha256.Size]byte {
-	h := sha256.New()
-	for _, part := range [][]byte{[]byte(c.URL), c.Tools, c.Prompts, c.Resources, c.Templates} {
-		var n [8]byte
-		for i, l := 0, len(part); i < 8; i, l = i+1, l>>8 {
-			n[i] = byte(l)
-		}
-		h.Write(n[:])
-		h.Write(part)
-	}
-	var sum [sha256.Size]byte
-	copy(sum[:], h.Sum(nil))
-	return sum
-}
+func catalogSum(c *store.Catalog) [sha256.Size]byte { return c.ContentSum() }
 
 // dropHeldLocked forgets the held catalog, when the server's URL changed:
 // it describes another server. The stored one is left for the next live

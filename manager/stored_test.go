@@ -399,6 +399,17 @@ func TestStoredDigestSaysWhatReadsAnswerFrom(t *testing.T) {
 		t.Errorf("another manager over the same catalog: %x (%v), want %x", other, ok, first)
 	}
 
+	// From the sum the store keeps, without reading the lists; from the
+	// lists when the store has no sum (a catalog stored before it had).
+	counted := &sumlessCatalogs{CatalogStore: st}
+	if d, ok := newManager(t, &Options{Catalogs: counted}, c).StoredDigest("s"); !ok || d != first || counted.gets.Load() != 0 {
+		t.Errorf("from the store's sum: digest %x (%v), want %x; %d catalogs read, want none", d, ok, first, counted.gets.Load())
+	}
+	counted.sumless = true
+	if d, ok := newManager(t, &Options{Catalogs: counted}, c).StoredDigest("s"); !ok || d != first {
+		t.Errorf("from a catalog without a sum: digest %x (%v), want %x", d, ok, first)
+	}
+
 	disabled := c
 	disabled.DisabledTools = []string{"echo"}
 	if d, ok := newManager(t, &Options{Catalogs: st}, disabled).StoredDigest("s"); !ok || d == first {
@@ -422,6 +433,18 @@ func TestStoredDigestSaysWhatReadsAnswerFrom(t *testing.T) {
 		t.Errorf("another stored tools list: digest %x (%v), want another than %x", d, ok, first)
 	}
 
+	// A catalog without its prompts has no digest once that is seen: a
+	// read of its prompts would connect.
+	stored.Prompts = nil
+	if err := st.PutCatalog(t.Context(), stored); err != nil {
+		t.Fatal(err)
+	}
+	partial := newManager(t, &Options{Catalogs: st}, c)
+	toolNames(t, partial, "s")
+	if _, ok := partial.StoredDigest("s"); ok {
+		t.Error("a digest of a stored catalog without its prompts")
+	}
+
 	ctx := ctxT(t, 10*time.Second)
 	if _, err := m.CallTool(ctx, "s", "echo", raw(`{"text":"hi"}`), nil); err != nil {
 		t.Fatal(err)
@@ -429,4 +452,31 @@ func TestStoredDigestSaysWhatReadsAnswerFrom(t *testing.T) {
 	if _, ok := m.StoredDigest("s"); ok {
 		t.Error("a digest while the server has a live session")
 	}
+}
+
+// sumlessCatalogs counts the catalogs read whole, and with sumless gives
+// them without their sums, as a store whose rows predate them.
+type sumlessCatalogs struct {
+	store.CatalogStore
+	sumless bool
+	gets    atomic.Int32
+}
+
+func (c *sumlessCatalogs) GetCatalog(ctx context.Context, tenant, server string) (*store.Catalog, error) {
+	c.gets.Add(1)
+	cat, err := c.CatalogStore.GetCatalog(ctx, tenant, server)
+	if err == nil && c.sumless {
+		cat.Sum = [32]byte{}
+	}
+	return cat, err
+}
+
+func (c *sumlessCatalogs) Catalogs(ctx context.Context, tenant string) ([]*store.Catalog, error) {
+	list, err := c.CatalogStore.Catalogs(ctx, tenant)
+	for _, cat := range list {
+		if c.sumless {
+			cat.Sum = [32]byte{}
+		}
+	}
+	return list, err
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,36 @@ type Catalog struct {
 	TTL time.Duration
 	// Generation grows each time the stored catalog's content changes.
 	Generation uint64
+	// Sum is the catalog's [Catalog.ContentSum] as the store took it when
+	// the catalog was put, read back with it, and listed by Catalogs too:
+	// a reader tells two catalogs apart without reading their lists. Zero
+	// for a catalog stored before stores kept it. PutCatalog ignores it.
+	Sum [sha256.Size]byte
+}
+
+// ContentSum identifies the catalog's content: its URL and lists, a list
+// never loaded (nil) apart from an empty one.
+func (c *Catalog) ContentSum() [sha256.Size]byte {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(c.URL), c.Tools, c.Prompts, c.Resources, c.Templates} {
+		var n [8]byte
+		for i, l := 0, len(part); i < 8; i, l = i+1, l>>8 {
+			n[i] = byte(l)
+		}
+		h.Write(n[:])
+		h.Write(part)
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// SumOf reads a stored Sum: the zero sum unless b is one.
+func SumOf(b []byte) (sum [sha256.Size]byte) {
+	if len(b) == len(sum) {
+		copy(sum[:], b)
+	}
+	return sum
 }
 
 // Size is the number of bytes of the catalog's lists, which

@@ -15,9 +15,9 @@ import (
 var _ store.CatalogStore = (*Store)(nil)
 
 const (
-	catalogCols = `tenant, server, url, protocol, tools, prompts, resources, templates, counts, fetched_at, ttl, generation`
+	catalogCols = `tenant, server, url, protocol, tools, prompts, resources, templates, counts, fetched_at, ttl, generation, sum`
 	// summaryCols are catalogCols without the lists.
-	summaryCols = `tenant, server, url, protocol, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, counts, fetched_at, ttl, generation`
+	summaryCols = `tenant, server, url, protocol, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, counts, fetched_at, ttl, generation, sum`
 )
 
 // PutCatalog implements [store.CatalogStore]; the write is announced as a
@@ -29,15 +29,17 @@ func (s *Store) PutCatalog(ctx context.Context, c *store.Catalog) error {
 	if c.Size() > store.MaxCatalogBytes {
 		return fmt.Errorf("putting catalog of server %q: %d bytes: %w", c.Server, c.Size(), store.ErrTooLarge)
 	}
+	sum := c.ContentSum()
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO catalogs (`+catalogCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 			ON CONFLICT (tenant, server) DO UPDATE SET
 				url = EXCLUDED.url, protocol = EXCLUDED.protocol, tools = EXCLUDED.tools,
 				prompts = EXCLUDED.prompts, resources = EXCLUDED.resources, templates = EXCLUDED.templates,
-				counts = EXCLUDED.counts, fetched_at = EXCLUDED.fetched_at, ttl = EXCLUDED.ttl, generation = EXCLUDED.generation`,
+				counts = EXCLUDED.counts, fetched_at = EXCLUDED.fetched_at, ttl = EXCLUDED.ttl, generation = EXCLUDED.generation,
+				sum = EXCLUDED.sum`,
 			c.Tenant, c.Server, c.URL, c.Protocol, list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates), store.EncodeCounts(c.Counts),
-			ts(c.FetchedAt), int64(c.TTL), int64(c.Generation))
+			ts(c.FetchedAt), int64(c.TTL), int64(c.Generation), sum[:])
 		if err != nil {
 			return fmt.Errorf("putting catalog: %w", err)
 		}
@@ -83,13 +85,15 @@ func scanCatalog(row pgx.CollectableRow) (*store.Catalog, error) {
 	var (
 		c               store.Catalog
 		t, p, r, tm     []byte
+		sum             []byte
 		cnt             string
 		fetched         *time.Time
 		ttl, generation int64
 	)
-	if err := row.Scan(&c.Tenant, &c.Server, &c.URL, &c.Protocol, &t, &p, &r, &tm, &cnt, &fetched, &ttl, &generation); err != nil {
+	if err := row.Scan(&c.Tenant, &c.Server, &c.URL, &c.Protocol, &t, &p, &r, &tm, &cnt, &fetched, &ttl, &generation, &sum); err != nil {
 		return nil, err
 	}
+	c.Sum = store.SumOf(sum)
 	c.Tools, c.Prompts, c.Resources, c.Templates = raw(t), raw(p), raw(r), raw(tm)
 	if err := store.DecodeCounts(cnt, &c.Counts); err != nil {
 		return nil, err

@@ -12,9 +12,10 @@ import (
 )
 
 const (
-	catalogCols = `tenant, server, url, protocol, counts, fetched_at, ttl, generation, tools, prompts, resources, templates`
-	// summaryCols are catalogCols without the lists.
-	summaryCols = `tenant, server, url, protocol, counts, fetched_at, ttl, generation, NULL, NULL, NULL, NULL`
+	catalogCols = `tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum, tools, prompts, resources, templates`
+	// summaryCols are catalogCols without the lists: the columns of the
+	// index catalogs_summary, all a listing reads.
+	summaryCols = `tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum, NULL, NULL, NULL, NULL`
 )
 
 // PutCatalog implements [store.CatalogStore].
@@ -25,15 +26,17 @@ func (s *Store) PutCatalog(ctx context.Context, c *store.Catalog) error {
 	if c.Size() > store.MaxCatalogBytes {
 		return fmt.Errorf("putting catalog of server %q: %d bytes: %w", c.Server, c.Size(), store.ErrTooLarge)
 	}
+	sum := c.ContentSum()
 	return s.write(ctx, func(t *tx) error {
 		_, err := t.conn.ExecContext(t.ctx, `INSERT INTO catalogs (`+catalogCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, server) DO UPDATE SET
 				url = excluded.url, protocol = excluded.protocol, tools = excluded.tools,
 				prompts = excluded.prompts, resources = excluded.resources, templates = excluded.templates,
-				counts = excluded.counts, fetched_at = excluded.fetched_at, ttl = excluded.ttl, generation = excluded.generation`,
+				counts = excluded.counts, fetched_at = excluded.fetched_at, ttl = excluded.ttl, generation = excluded.generation,
+				sum = excluded.sum`,
 			c.Tenant, c.Server, c.URL, c.Protocol, store.EncodeCounts(c.Counts), micros(c.FetchedAt), int64(c.TTL), int64(c.Generation),
-			list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates))
+			sum[:], list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates))
 		if err != nil {
 			return fmt.Errorf("putting catalog: %w", err)
 		}
@@ -93,13 +96,15 @@ func scanCatalog(row interface{ Scan(...any) error }) (*store.Catalog, error) {
 	var (
 		c               store.Catalog
 		t, p, r, tm     []byte
+		sum             []byte
 		cnt             string
 		fetched         sql.Null[int64]
 		ttl, generation int64
 	)
-	if err := row.Scan(&c.Tenant, &c.Server, &c.URL, &c.Protocol, &cnt, &fetched, &ttl, &generation, &t, &p, &r, &tm); err != nil {
+	if err := row.Scan(&c.Tenant, &c.Server, &c.URL, &c.Protocol, &cnt, &fetched, &ttl, &generation, &sum, &t, &p, &r, &tm); err != nil {
 		return nil, err
 	}
+	c.Sum = store.SumOf(sum)
 	c.Tools, c.Prompts, c.Resources, c.Templates = raw(t), raw(p), raw(r), raw(tm)
 	if err := store.DecodeCounts(cnt, &c.Counts); err != nil {
 		return nil, err

@@ -265,6 +265,14 @@ CREATE TABLE catalogs (
 	`
 CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts, fetched_at, ttl, generation);
 `,
+	// The content sum of each catalog (store.Catalog.Sum), NULL in rows
+	// written before it; listed with the rest, so the summary index
+	// holds it too.
+	`
+ALTER TABLE catalogs ADD COLUMN sum BLOB;
+DROP INDEX catalogs_summary;
+CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum);
+`,
 }
 
 // migrate switches the database to WAL and applies the migrations it has

@@ -341,8 +341,11 @@ func TestOpenDoesNotWaitForAWriter(t *testing.T) {
 func TestCredentialsFromOlderSchemas(t *testing.T) {
 	// What each schema version added, newest first, and how to take it
 	// away again.
-	added := []string{"catalogs_summary", "catalogs", "step_up_at", "dpop_key"}
-	undo := map[string]string{"catalogs_summary": "DROP INDEX catalogs_summary", "catalogs": "DROP TABLE catalogs"}
+	added := []string{"catalogs_sum", "catalogs_summary", "catalogs", "step_up_at", "dpop_key"}
+	undo := map[string]string{
+		"catalogs_sum": "DROP INDEX catalogs_summary; CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts, fetched_at, ttl, generation); " +
+			"ALTER TABLE catalogs DROP COLUMN sum",
+		"catalogs_summary": "DROP INDEX catalogs_summary", "catalogs": "DROP TABLE catalogs"}
 	for back := 3; back <= len(added); back++ {
 		t.Run(strings.Join(added[:back], "+"), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "mcpgate.db")

@@ -11,8 +11,10 @@ import (
 	"github.com/mcpgate/mcpgate/store"
 )
 
+// sampleCatalog is a catalog with every field set, as a store gives it
+// back (its Sum the store's).
 func sampleCatalog(tenant, server string) *store.Catalog {
-	return &store.Catalog{
+	c := &store.Catalog{
 		Tenant:     tenant,
 		Server:     server,
 		URL:        "https://" + server + ".example/mcp",
@@ -26,6 +28,8 @@ func sampleCatalog(tenant, server string) *store.Catalog {
 		TTL:        90 * time.Second,
 		Generation: 7,
 	}
+	c.Sum = c.ContentSum()
+	return c
 }
 
 // testCatalog checks that a catalog comes back byte for byte, is replaced
@@ -37,7 +41,9 @@ func testCatalog(t *testing.T, s store.CatalogStore) {
 	wantNotFound(t, "catalog before any", err)
 	want := sampleCatalog("", "docs")
 	allSet(t, sampleCatalog("acme", "docs"))
+	want.Sum = [32]byte{1} // not the caller's to say
 	check(t, s.PutCatalog(ctx, want))
+	want.Sum = want.ContentSum()
 	got, err := s.GetCatalog(ctx, "", "docs")
 	check(t, err)
 	diff(t, "catalog", got, want)
@@ -49,6 +55,10 @@ func testCatalog(t *testing.T, s store.CatalogStore) {
 	next.Tools, next.Prompts, next.Resources, next.Templates = json.RawMessage(`[]`), nil, json.RawMessage(`[]`), nil
 	next.TTL, next.Counts = 0, [4]int{0, 0, 0, 0}
 	check(t, s.PutCatalog(ctx, next))
+	next.Sum = next.ContentSum()
+	if next.Sum == want.Sum {
+		t.Fatal("two catalogs of other lists have one content sum")
+	}
 	got, err = s.GetCatalog(ctx, "", "docs")
 	check(t, err)
 	if got.Prompts != nil || got.Templates != nil {
@@ -75,6 +85,7 @@ func testCatalog(t *testing.T, s store.CatalogStore) {
 		t.Fatalf("tenant acme has %d catalogs, want 1", len(list))
 	}
 	summary := sampleCatalog("acme", "docs")
+	// Listed with its Sum, so a reader tells catalogs apart without lists.
 	summary.Tools, summary.Prompts, summary.Resources, summary.Templates = nil, nil, nil, nil
 	diff(t, "tenant's catalog, listed without its lists", list[0], summary)
 	if list[0].Tools != nil {
