@@ -128,67 +128,100 @@ var benchSearchQuery = []string{"search", "open a pull request on my repository"
 // fake on loopback serving its tools, and returns their IDs; nothing is
 // listed yet.
 func newSearchBenchApp(b *testing.B) (*benchApp, []string) {
-	servers := benchCatalog(b)
 	app := newBenchApp(b)
 	var ids []string
-	for _, s := range servers {
-		page, _ := json.Marshal(map[string]any{"tools": s.Tools})
-		h := fake.StartHostile(b, fake.HostileOptions{ToolsList: func(string) json.RawMessage { return page }})
-		app.run("add", s.ID, h.URL, "--auth", "none")
-		ids = append(ids, s.ID)
+	for _, s := range benchFakes(b) {
+		app.run("add", s.id, s.url, "--auth", "none")
+		ids = append(ids, s.id)
 	}
 	return app, ids
 }
 
+type benchServer struct{ id, url string }
+
+// benchFakes starts a fake on loopback for each server of the shared
+// catalog, serving its tools.
+func benchFakes(b *testing.B) []benchServer {
+	var out []benchServer
+	for _, s := range benchCatalog(b) {
+		page, _ := json.Marshal(map[string]any{"tools": s.Tools})
+		h := fake.StartHostile(b, fake.HostileOptions{ToolsList: func(string) json.RawMessage { return page }})
+		out = append(out, benchServer{s.ID, h.URL})
+	}
+	return out
+}
+
 // BenchmarkSearchProcess runs `mcpgate search` as a process, as a person
-// does, over the catalogs of the 20 servers of the shared catalog that a
-// first (in-process) search stored: a warm search, start to exit. With
-// MCPGATE_BENCH_BASELINE naming another build of mcpgate, it alternates
-// the two on the same config and data directory and reports both, and
-// fails if they answer otherwise:
+// does, over the 20 servers of the shared catalog whose catalogs an
+// earlier search stored (and whatever else that search kept): a warm
+// search, start to exit. With MCPGATE_BENCH_BASELINE naming another build
+// of mcpgate, it alternates the two, each over a config and data
+// directory it set up itself (add, a first search that connects, one
+// more), and reports both, and fails if they answer otherwise:
 //
 //	go build -o /tmp/mcpgate-old ./cmd/mcpgate   # on the baseline commit
 //	MCPGATE_BENCH_BASELINE=/tmp/mcpgate-old go test -run '^$' -bench SearchProcess -benchtime 30x ./internal/cli/
 //
-// MCPGATE_BENCH_KEEP=DIR leaves the config and data directory in DIR (a
-// new directory) for profiling a process by hand.
+// MCPGATE_BENCH_KEEP=DIR leaves this build's config and data directory in
+// DIR (a new directory) for profiling a process by hand.
 //
 // Reported: the median, fastest and slowest wall time of a process and its
 // median CPU time (user + system), in milliseconds.
 func BenchmarkSearchProcess(b *testing.B) {
-	app, _ := newSearchBenchApp(b)
-	want := app.run(benchSearchQuery...)
+	servers := benchFakes(b)
+	type build struct {
+		name, path, dir string
+		env             []string
+	}
+	bins := []*build{{name: "this", path: testbin.Mcpgate(b)}}
+	if p := os.Getenv("MCPGATE_BENCH_BASELINE"); p != "" {
+		bins = append(bins, &build{name: "base", path: p})
+	}
+	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	run := func(bin *build, args ...string) (string, time.Duration, time.Duration) {
+		cmd := exec.Command(bin.path, append([]string{"--config", filepath.Join(bin.dir, "c.json"), "--data-dir", filepath.Join(bin.dir, "d")}, args...)...)
+		cmd.Env = bin.env
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		start := time.Now()
+		err := cmd.Run()
+		wall := time.Since(start)
+		if err != nil {
+			b.Fatalf("%s %s: %v\n%s", bin.path, strings.Join(args, " "), err, errOut.String())
+		}
+		return out.String(), wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	var want string
+	for _, bin := range bins {
+		bin.dir = b.TempDir()
+		bin.env = []string{"HOME=" + bin.dir, "MCPGATE_KEYRING=off", "MCPGATE_SECRET_KEY=" + key}
+		for _, s := range servers {
+			run(bin, "add", s.id, s.url, "--auth", "none")
+		}
+		cold, _, _ := run(bin, benchSearchQuery...) // connects and lists every server
+		if want == "" {
+			want = cold
+		}
+		if warm, _, _ := run(bin, benchSearchQuery...); cold != want || warm != want {
+			b.Fatalf("%s answered otherwise:\ncold %s\nwarm %s\nwant %s", bin.name, cold, warm, want)
+		}
+	}
 	if keep := os.Getenv("MCPGATE_BENCH_KEEP"); keep != "" {
-		// For perf and friends: the config and data directory, left behind.
-		if err := os.CopyFS(keep, os.DirFS(filepath.Dir(app.cfg))); err != nil {
+		// For perf and friends: this build's config and data directory.
+		if err := os.CopyFS(keep, os.DirFS(bins[0].dir)); err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("kept: MCPGATE_KEYRING=off MCPGATE_SECRET_KEY=%s mcpgate --config %s/c.json --data-dir %s/d %s",
-			app.getenv("MCPGATE_SECRET_KEY"), keep, keep, strings.Join(benchSearchQuery, " "))
+			key, keep, keep, strings.Join(benchSearchQuery, " "))
 	}
-	bins := []struct{ name, path string }{{"this", testbin.Mcpgate(b)}}
-	if p := os.Getenv("MCPGATE_BENCH_BASELINE"); p != "" {
-		bins = append(bins, struct{ name, path string }{"base", p})
-	}
-	env := []string{"HOME=" + app.getenv("HOME"), "MCPGATE_KEYRING=off", "MCPGATE_SECRET_KEY=" + app.getenv("MCPGATE_SECRET_KEY")}
-	args := append([]string{"--config", app.cfg, "--data-dir", app.data}, benchSearchQuery...)
 	wall := make([][]time.Duration, len(bins))
 	cpu := make([][]time.Duration, len(bins))
 	for b.Loop() {
 		for i, bin := range bins {
-			cmd := exec.Command(bin.path, args...)
-			cmd.Env = env
-			var out, errOut strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &errOut
-			start := time.Now()
-			err := cmd.Run()
-			wall[i] = append(wall[i], time.Since(start))
-			if err != nil {
-				b.Fatalf("%s: %v\n%s", bin.path, err, errOut.String())
-			}
-			cpu[i] = append(cpu[i], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
-			if out.String() != want {
-				b.Fatalf("%s answered otherwise:\n%s\nwant\n%s", bin.name, out.String(), want)
+			out, w, c := run(bin, benchSearchQuery...)
+			wall[i], cpu[i] = append(wall[i], w), append(cpu[i], c)
+			if out != want {
+				b.Fatalf("%s answered otherwise:\n%s\nwant\n%s", bin.name, out, want)
 			}
 		}
 	}
