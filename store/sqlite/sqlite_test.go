@@ -85,6 +85,32 @@ func TestFileModes(t *testing.T) {
 	assertMode(t, loose, 0o600)
 }
 
+// TestWALOutlivesTheStore: closing the last handle checkpoints the WAL
+// but leaves the -wal file (emptied) and the -shm file, 0600, for the
+// next process, which would otherwise create them again; what the first
+// wrote is there for the next.
+func TestWALOutlivesTheStore(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpgate.db")
+	s, err := sqlite.Open(path, sealer(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutCredential(t.Context(), &store.Credential{Binding: store.Binding{Server: "wal"}, Kind: store.KindBearer, AccessToken: "at"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, name := range []string{"mcpgate.db-wal", "mcpgate.db-shm"} {
+		assertMode(t, filepath.Join(dir, name), 0o600)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "mcpgate.db-wal")); err != nil || fi.Size() != 0 {
+		t.Errorf("the WAL after the last close: %v, %v; want it checkpointed, empty", fi.Size(), err)
+	}
+	if got, err := open(t, path, sealer(t, 1)).GetCredential(t.Context(), "", "wal"); err != nil || got.AccessToken != "at" {
+		t.Errorf("the next handle reads %v, %v", got, err)
+	}
+}
+
 func assertMode(t *testing.T, path string, want os.FileMode) {
 	t.Helper()
 	fi, err := os.Stat(path)
