@@ -38,7 +38,19 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 	for _, t := range ix.total {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(t))
 	}
+	// What the reader allocates, first: the terms, all their postings,
+	// the document slots and all their terms.
+	postings, docTerms := 0, 0
+	for _, ps := range ix.postings {
+		postings += len(ps)
+	}
+	for _, s := range ix.slots {
+		docTerms += len(s.terms)
+	}
 	b = binary.AppendUvarint(b, uint64(len(ix.terms)))
+	b = binary.AppendUvarint(b, uint64(postings))
+	b = binary.AppendUvarint(b, uint64(len(ix.slots)))
+	b = binary.AppendUvarint(b, uint64(docTerms))
 	for id, t := range ix.terms {
 		b = appendString(b, t)
 		ps := ix.postings[id]
@@ -56,7 +68,6 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 	for _, t := range ix.vocab {
 		b = binary.AppendUvarint(b, uint64(ix.ids[t]))
 	}
-	b = binary.AppendUvarint(b, uint64(len(ix.slots)))
 	for d, s := range ix.slots {
 		if !s.live {
 			b = append(b, 0)
@@ -85,26 +96,33 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 // fit together, is refused with an error wrapping [ErrSnapshot]; it never
 // yields a partial index.
 func Load(data []byte) (*Index, error) {
-	r := &reader{b: data}
-	if string(r.take(len(snapshotMagic))) != snapshotMagic {
+	// One copy of the whole as a string: every term and server ID is a
+	// part of it, not an allocation of its own.
+	r := &reader{s: string(data)}
+	if r.take(len(snapshotMagic)) != snapshotMagic {
 		return nil, ErrSnapshot
 	}
+	size := len(data)
 	ix := &Index{cfg: defaultConfig, defaultModel: true}
-	ix.n = r.count(len(data))
+	ix.n = r.count(size)
 	for k := range ix.total {
 		ix.total[k] = math.Float64frombits(r.uint64())
 	}
-	nterms := r.count(len(data))
+	nterms, npostings, nslots, ndocTerms := r.count(size), r.count(size), r.count(size), r.count(size)
+	postings := make([]posting, npostings)
+	docTerms := make([]docTerm, ndocTerms)
 	ix.terms = make([]string, 0, nterms)
 	ix.postings = make([][]posting, 0, nterms)
 	ix.ids = make(map[string]int32, nterms)
 	for range nterms {
 		t := r.string()
-		ps := make([]posting, r.count(len(data)))
+		n := r.count(len(postings))
+		ps := postings[:n:n]
+		postings = postings[n:]
 		doc := int64(-1)
 		for i := range ps {
 			step := r.uvarint()
-			if step == 0 || step > uint64(len(data)) {
+			if step == 0 || step > uint64(size) {
 				r.fail() // postings are in document order, each document once
 			}
 			doc += int64(step)
@@ -136,7 +154,6 @@ func Load(data []byte) (*Index, error) {
 		}
 		ix.vocab = append(ix.vocab, ix.terms[id])
 	}
-	nslots := r.count(len(data))
 	ix.slots = make([]slot, nslots)
 	ix.nameLen = make([]uint8, nslots)
 	ix.byServer = map[string][]int32{}
@@ -153,7 +170,9 @@ func Load(data []byte) (*Index, error) {
 		for k := range s.length {
 			s.length[k] = uint16(min(r.uvarint(), math.MaxUint16))
 		}
-		s.terms = make([]docTerm, r.count(len(data)))
+		n := r.count(len(docTerms))
+		s.terms = docTerms[:n:n]
+		docTerms = docTerms[n:]
 		for i := range s.terms {
 			s.terms[i] = docTerm{id: int32(r.index(len(ix.terms))), sat: math.Float32frombits(r.uint32())}
 		}
@@ -166,7 +185,8 @@ func Load(data []byte) (*Index, error) {
 	for range nfree {
 		ix.free = append(ix.free, int32(r.index(nslots)))
 	}
-	if r.err == nil && (len(r.b) != 0 || live != ix.n || !slices.IsSorted(ix.vocab) || len(ix.vocab) != len(ix.ids)) {
+	if r.err == nil && (len(r.s) != 0 || live != ix.n || len(postings) != 0 || len(docTerms) != 0 ||
+		!slices.IsSorted(ix.vocab) || len(ix.vocab) != len(ix.ids)) {
 		r.fail()
 	}
 	for _, ps := range ix.postings {
@@ -178,7 +198,7 @@ func Load(data []byte) (*Index, error) {
 		}
 	}
 	for _, d := range ix.free {
-		if ix.slots[d].live {
+		if r.err == nil && ix.slots[d].live {
 			r.fail()
 		}
 	}
@@ -197,7 +217,7 @@ func appendString(b []byte, s string) []byte {
 // reader reads a snapshot; the first thing that does not fit sets err,
 // and from then on every read yields zero.
 type reader struct {
-	b   []byte
+	s   string
 	err error
 }
 
@@ -205,51 +225,62 @@ func (r *reader) fail() {
 	if r.err == nil {
 		r.err = fmt.Errorf("%w: it is cut short or does not fit together", ErrSnapshot)
 	}
-	r.b = nil
+	r.s = ""
 }
 
-func (r *reader) take(n int) []byte {
-	if r.err != nil || n < 0 || n > len(r.b) {
+func (r *reader) take(n int) string {
+	if r.err != nil || n < 0 || n > len(r.s) {
 		r.fail()
-		return nil
+		return ""
 	}
-	out := r.b[:n]
-	r.b = r.b[n:]
+	out := r.s[:n]
+	r.s = r.s[n:]
 	return out
 }
 
 func (r *reader) byte() byte {
-	if b := r.take(1); b != nil {
+	if b := r.take(1); b != "" {
 		return b[0]
 	}
 	return 0
 }
 
 func (r *reader) uint32() uint32 {
-	if b := r.take(4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := r.take(4)
+	if b == "" {
+		return 0
 	}
-	return 0
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
 func (r *reader) uint64() uint64 {
-	if b := r.take(8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := r.take(8)
+	if b == "" {
+		return 0
 	}
-	return 0
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
 }
 
+// uvarint reads what binary.AppendUvarint wrote.
 func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
+	var v uint64
+	for i := 0; i < binary.MaxVarintLen64 && i < len(r.s); i++ {
+		c := r.s[i]
+		if i == binary.MaxVarintLen64-1 && c > 1 {
+			break // overflows 64 bits
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			r.s = r.s[i+1:]
+			return v
+		}
 	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
+	r.fail()
+	return 0
 }
 
 // count reads a length, which is at most max (the bytes there are, or
@@ -274,5 +305,5 @@ func (r *reader) index(n int) int {
 }
 
 func (r *reader) string() string {
-	return string(r.take(r.count(len(r.b))))
+	return r.take(r.count(len(r.s)))
 }
