@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/store"
@@ -441,14 +442,14 @@ func PageHeaders(w http.ResponseWriter, formAction string) {
 func WriteNotice(w http.ResponseWriter, status int, title, message string) {
 	setPageHeaders(w)
 	w.WriteHeader(status)
-	_ = questionPages.ExecuteTemplate(w, "notice", map[string]string{"Title": title, "Message": message})
+	_ = questionPages().ExecuteTemplate(w, "notice", map[string]string{"Title": title, "Message": message})
 }
 
 func writeQuestion(w http.ResponseWriter, status int, q *store.Question, fields []field, submitted url.Values, problem string) {
 	setPageHeaders(w)
 	w.WriteHeader(status)
 	server := clean(q.Server, maxName)
-	_ = questionPages.ExecuteTemplate(w, "question", map[string]any{
+	_ = questionPages().ExecuteTemplate(w, "question", map[string]any{
 		"Title":   "A question from " + server,
 		"Server":  server,
 		"Message": clean(q.Message, maxText),
@@ -457,4 +458,6 @@ func writeQuestion(w http.ResponseWriter, status int, q *store.Question, fields 
 	})
 }
 
-var questionPages = template.Must(template.ParseFS(assets, "assets/question/*.html"))
+var questionPages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(assets, "assets/question/*.html"))
+})

@@ -375,7 +375,7 @@ func clean(e AuditEntry, now func() time.Time) AuditEntry {
 	}
 	e.Target = host(e.Target)
 	e.Remote = host(e.Remote)
-	if e.TraceID != "" && !traceIDPattern.MatchString(e.TraceID) {
+	if e.TraceID != "" && !traceIDPattern().MatchString(e.TraceID) {
 		e.TraceID = ""
 	}
 	e.Count = max(e.Count, 0)
@@ -412,16 +412,22 @@ var reasons = map[string]bool{
 }
 
 func knownReason(s string) bool {
-	return reasons[s] || outcomes[s] && s != OutcomeOK || rpcCode.MatchString(s)
+	return reasons[s] || outcomes[s] && s != OutcomeOK || rpcCode().MatchString(s)
 }
 
+// The patterns are compiled when first used, not when the program starts:
+// only serve --http audits.
 var (
-	rpcCode        = regexp.MustCompile(`^-?[0-9]{1,6}$`)
-	traceIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	jwtShape       = regexp.MustCompile(`[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)
+	rpcCode        = lazyRegexp(`^-?[0-9]{1,6}$`)
+	traceIDPattern = lazyRegexp(`^[0-9a-f]{32}$`)
+	jwtShape       = lazyRegexp(`[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)
 	// apiKeyShape is a whole mcpgate API key, ID and secret: mgk_ID_SECRET.
-	apiKeyShape = regexp.MustCompile(`mgk_[^\s_]+_\S`)
+	apiKeyShape = lazyRegexp(`mgk_[^\s_]+_\S`)
 )
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // ident keeps an identifier fit for the log: printable, bounded, and not
 // shaped like a credential.
@@ -430,7 +436,7 @@ func ident(s string) string {
 		return ""
 	}
 	c := mcpgate.Sanitize(s, 128)
-	if strings.Contains(c, "[redacted]") || jwtShape.MatchString(c) || apiKeyShape.MatchString(c) {
+	if strings.Contains(c, "[redacted]") || jwtShape().MatchString(c) || apiKeyShape().MatchString(c) {
 		return "[redacted]"
 	}
 	return c
@@ -453,13 +459,13 @@ func host(s string) string {
 	if i := strings.LastIndexByte(s, '@'); i >= 0 {
 		s = s[i+1:]
 	}
-	if !hostPattern.MatchString(s) {
+	if !hostPattern().MatchString(s) {
 		return "other"
 	}
 	return s
 }
 
-var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.:%_-]{1,255}$`)
+var hostPattern = lazyRegexp(`^[A-Za-z0-9.:%_-]{1,255}$`)
 
 // ReasonOf is the Reason for err: its OAuth error or JSON-RPC code when it
 // is a known one (invalid_grant, access_denied, -32602), else its
