@@ -39,3 +39,24 @@ func TestWriteReplacesWholeOrNotAtAll(t *testing.T) {
 		t.Errorf("left beside the file: %v", entries)
 	}
 }
+
+// TestWriteCacheReplacesWhole: the new contents, 0600, and no temporary
+// file left beside it.
+func TestWriteCacheReplacesWhole(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cache")
+	for _, data := range []string{"first", "second"} {
+		if err := WriteCache(path, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != data {
+			t.Errorf("contents %q, want %q", got, data)
+		}
+	}
+	if fi, err := os.Stat(path); err != nil || runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files in the folder, want the one", len(entries))
+	}
+}

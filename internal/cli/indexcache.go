@@ -58,7 +58,7 @@ func (c *fileIndexCache) Load(key [sha256.Size]byte) []byte {
 
 func (c *fileIndexCache) Save(key [sha256.Size]byte, data []byte) {
 	// Best effort: without it the next search builds the index again.
-	_ = atomicfile.Write(c.path, append([]byte(c.header(key)), data...), 0o600, os.Rename)
+	_ = atomicfile.WriteCache(c.path, append([]byte(c.header(key)), data...))
 }
 
 // programBuildID is the Go build ID of the running program, which differs
