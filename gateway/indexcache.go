@@ -204,7 +204,8 @@ func decodeRefs(b []byte) ([]cachedRef, []byte, error) {
 	for range nruns {
 		server, ok1 := str()
 		n, ok2 := next()
-		if !ok1 || !ok2 || n > uint64(len(b)) {
+		// Each document takes two bytes at least further on.
+		if !ok1 || !ok2 || n > uint64(len(b)) || uint64(len(refs))+n > uint64(len(b)) {
 			return nil, nil, errCachedIndex
 		}
 		for i := range int(n) {

@@ -1,0 +1,21 @@
+package gateway
+
+import "testing"
+
+// FuzzDecodeRefs: whatever a kept index's file holds, reading its places
+// returns them or an error, never panics, and never makes more places
+// than there are bytes.
+func FuzzDecodeRefs(f *testing.F) {
+	// Two servers of one prompt each, "x" and "y".
+	b := append([]byte(cachedIndexMagic), 2, 1, 'a', 1, 1, 'b', 1, 2, 1, 'x', 2, 1, 'y')
+	f.Add(b)
+	if refs, _, err := decodeRefs(b); err != nil || len(refs) != 2 || refs[1].name != "y" || refs[1].kind != kindPrompt {
+		f.Fatalf("the seed reads as %+v, %v", refs, err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		refs, _, err := decodeRefs(data)
+		if err == nil && len(refs) > len(data) {
+			t.Fatalf("%d places from %d bytes", len(refs), len(data))
+		}
+	})
+}
