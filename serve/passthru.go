@@ -1,0 +1,204 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The stdio fast path. Over stdio, a session-era host's tools/call of the
+// front's own tools (the gateway tool, or with Direct the bridged
+// mcp__server__tool tools) is served below the go-sdk server: the line
+// the host wrote is decoded once (method, name, the arguments kept as
+// bytes), the call goes to the gateway or the bridge exactly as the go-sdk
+// handler would send it (serveCall: progress, log messages, elicitation,
+// the request log, the task refusal, disabled and unknown tools, bounds
+// and the untrusted-content boundary are all below that point), and the
+// response is encoded once and written through the transport's lineWriter.
+// Everything else, and every request the fast path is not sure of, goes
+// to the go-sdk as before.
+//
+// What the go-sdk server did for such a call, and where it is now:
+//   - the initialization gate: only requests of an initialized session
+//     are taken; before that the go-sdk answers them as it did;
+//   - per-request protocol detection: a request whose _meta names a
+//     protocol version (2026-07-28) goes to the go-sdk, which keeps that
+//     generation's log level, result type and server info, and the
+//     InputRequiredResult round trips (requestState, inputResponses);
+//   - the lookup of the tool: the gateway tool by name; with Direct the
+//     mirror (synced first, as enableDirect's middleware does), and a name
+//     it lacks is answered with the go-sdk's own unknown-tool error;
+//   - input and output schemas: the go-sdk validates neither for tools
+//     added with Server.AddTool (its documentation leaves both to the
+//     handler), which is how the front registers its tools. The gateway
+//     checks its own input (HandleCall); a bridged tool's arguments are
+//     checked to be an object by the manager and validated by the remote
+//     server, which owns the schema, as before;
+//   - cancellation: the host's notifications/cancelled for a request the
+//     fast path serves cancels its context here (the go-sdk never sees
+//     either), and the response is still written, as the go-sdk does;
+//   - an empty Content is sent as [] (the go-sdk's callTool does so);
+//   - the response goes out as one line through the same writer as the
+//     go-sdk's messages, so lines never interleave.
+//
+// Front.Run uses it for StdioTransport only, and not with a
+// ServerMiddleware (which must see every request).
+
+// fastPath serves the tools/call requests it takes for one stdio session.
+type fastPath struct {
+	f   *Front
+	ctx context.Context // the session's; handlers' contexts derive from it
+	ss  atomic.Pointer[mcp.ServerSession]
+	out io.Writer // the transport's lineWriter, set by Connect
+
+	mu       sync.Mutex
+	inflight map[jsonrpc.ID]context.CancelFunc
+	wg       sync.WaitGroup
+	served   atomic.Int64 // requests answered, for tests
+}
+
+func newFastPath(ctx context.Context, f *Front) *fastPath {
+	return &fastPath{f: f, ctx: ctx, inflight: make(map[jsonrpc.ID]context.CancelFunc)}
+}
+
+// callParams is what the fast path reads of a tools/call request.
+type callParams struct {
+	Name      string                     `json:"name"`
+	Arguments json.RawMessage            `json:"arguments"`
+	Meta      map[string]json.RawMessage `json:"_meta"`
+	// Any of these sends the request to the go-sdk.
+	RequestState   json.RawMessage `json:"requestState"`
+	InputResponses json.RawMessage `json:"inputResponses"`
+	Task           json.RawMessage `json:"task"`
+}
+
+// take serves req if it is a tools/call the fast path can serve, or the
+// cancellation of one it serves; it reports whether it did. It runs on the
+// goroutine reading the host's lines, so it never waits.
+func (p *fastPath) take(req *jsonrpc.Request) bool {
+	switch {
+	case req.Method == "notifications/cancelled" && !req.IsCall():
+		return p.cancel(req.Params)
+	case req.Method != "tools/call" || !req.IsCall():
+		return false
+	}
+	ss := p.ss.Load()
+	if ss == nil {
+		return false
+	}
+	init := ss.InitializeParams()
+	if init == nil || init.ProtocolVersion >= mrtrVersion {
+		return false
+	}
+	var params callParams
+	if len(req.Params) == 0 || json.Unmarshal(req.Params, &params) != nil {
+		return false // the go-sdk says what is wrong with it
+	}
+	if params.Name == "" || len(params.RequestState) > 0 || len(params.InputResponses) > 0 || len(params.Task) > 0 {
+		return false
+	}
+	if _, ok := params.Meta[mcp.MetaKeyProtocolVersion]; ok {
+		return false
+	}
+	if !p.f.opts.Direct && params.Name != gateway.ToolName {
+		return false // not a tool of the front's: the go-sdk's error
+	}
+	hr := hostRequest{ss: ss, method: "tools/call", name: params.Name, args: params.Arguments}
+	if t := params.Meta["progressToken"]; len(t) > 0 && string(t) != "null" {
+		hr.token = t // sent back as the host wrote it
+	}
+	hr.capabilities(init.ProtocolVersion, init.Capabilities)
+
+	ctx, cancel := context.WithCancel(p.ctx)
+	p.mu.Lock()
+	if _, dup := p.inflight[req.ID]; dup {
+		p.mu.Unlock()
+		cancel()
+		return false // a host reusing a live ID: let the go-sdk judge
+	}
+	p.inflight[req.ID] = cancel
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		res, err := p.serve(ctx, hr, params.Arguments)
+		p.mu.Lock()
+		delete(p.inflight, req.ID)
+		p.mu.Unlock()
+		cancel()
+		p.reply(req.ID, res, err)
+	}()
+	return true
+}
+
+// serve runs one call as the go-sdk's handler of the tool would.
+func (p *fastPath) serve(ctx context.Context, hr hostRequest, args json.RawMessage) (*mcp.CallToolResult, error) {
+	f := p.f
+	if !f.opts.Direct {
+		return f.gatewayCall(ctx, hr, args)
+	}
+	f.mirrorFor(ctx, func() bool { _, ok := f.directTool(hr.name); return ok })
+	d, ok := f.directTool(hr.name)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", hr.name)}
+	}
+	return f.directCall(ctx, hr, d, args)
+}
+
+// cancel cancels the fast-path request a notifications/cancelled names,
+// reporting whether it named one.
+func (p *fastPath) cancel(raw json.RawMessage) bool {
+	var params struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(raw, &params) != nil {
+		return false
+	}
+	id, err := jsonrpc.MakeID(params.RequestID)
+	if err != nil || !id.IsValid() {
+		return false
+	}
+	p.mu.Lock()
+	cancel := p.inflight[id]
+	p.mu.Unlock()
+	if cancel == nil {
+		return false
+	}
+	cancel()
+	return true
+}
+
+// reply writes the response to request id as one line.
+func (p *fastPath) reply(id jsonrpc.ID, res *mcp.CallToolResult, err error) {
+	resp := &jsonrpc.Response{ID: id, Error: err}
+	if err == nil {
+		if res.Content == nil {
+			r := *res
+			r.Content = []mcp.Content{} // as the go-sdk: never "content": null
+			res = &r
+		}
+		raw, err := json.Marshal(res)
+		if err != nil {
+			p.f.opts.Logger.Error("serve: a tool result could not be encoded", "error", err)
+			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error in mcpgate: the result could not be encoded"}
+		}
+		resp.Result = raw
+	}
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		p.f.opts.Logger.Error("serve: a response could not be encoded", "error", err)
+		return
+	}
+	p.served.Add(1)
+	p.out.Write(append(data, '\n'))
+}
+
+// wait waits for the requests in flight to be answered.
+func (p *fastPath) wait() { p.wg.Wait() }
