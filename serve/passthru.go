@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -175,29 +176,52 @@ func (p *fastPath) cancel(raw json.RawMessage) bool {
 	return true
 }
 
-// reply writes the response to request id as one line.
+// reply writes the response to request id as one line. A result is
+// encoded once, into the envelope, without escaping HTML characters, as the
+// go-sdk writes its responses; an error goes through jsonrpc.EncodeMessage.
 func (p *fastPath) reply(id jsonrpc.ID, res *mcp.CallToolResult, err error) {
-	resp := &jsonrpc.Response{ID: id, Error: err}
+	var data []byte
 	if err == nil {
 		if res.Content == nil {
 			r := *res
 			r.Content = []mcp.Content{} // as the go-sdk: never "content": null
 			res = &r
 		}
-		raw, err := json.Marshal(res)
+		var buf bytes.Buffer
+		buf.WriteString(`{"jsonrpc":"2.0","id":`)
+		if err = appendJSON(&buf, id.Raw()); err == nil {
+			buf.WriteString(`,"result":`)
+			err = appendJSON(&buf, res)
+		}
 		if err != nil {
 			p.f.opts.Logger.Error("serve: a tool result could not be encoded", "error", err)
-			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error in mcpgate: the result could not be encoded"}
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error in mcpgate: the result could not be encoded"}
+		} else {
+			buf.WriteString("}\n")
+			data = buf.Bytes()
 		}
-		resp.Result = raw
 	}
-	data, err := jsonrpc.EncodeMessage(resp)
 	if err != nil {
-		p.f.opts.Logger.Error("serve: a response could not be encoded", "error", err)
-		return
+		b, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: err})
+		if encErr != nil {
+			p.f.opts.Logger.Error("serve: a response could not be encoded", "error", encErr)
+			return
+		}
+		data = append(b, '\n')
 	}
 	p.served.Add(1)
-	p.out.Write(append(data, '\n'))
+	p.out.Write(data)
+}
+
+// appendJSON appends v's JSON to buf, HTML characters unescaped.
+func appendJSON(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
 }
 
 // wait waits for the requests in flight to be answered.

@@ -190,6 +190,7 @@ func TestFastPathOnTheWire(t *testing.T) {
 		if string(msg.ID) != `"a-1"` || !strings.Contains(string(msg.Result.Content), "counted") {
 			t.Fatalf("the answer: %s", line)
 		}
+
 		break
 	}
 	if fmt.Sprint(progress) != "[12345678901234567 12345678901234567 12345678901234567]" {

@@ -2,10 +2,14 @@ package serve
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // FuzzEnvelope holds envelope to the go-sdk's decoder: a line envelope
@@ -63,6 +67,42 @@ func TestTooDeep(t *testing.T) {
 	} {
 		if got := tooDeep([]byte(tc.line), 3); got != tc.deep {
 			t.Errorf("%s: tooDeep %v, want %v", tc.line, got, tc.deep)
+		}
+	}
+}
+
+// The fast path's responses are the bytes the go-sdk writes for the same
+// result or error: an empty content as [], HTML characters as the
+// result's own encoder left them.
+func TestFastPathRepliesAsTheGoSDK(t *testing.T) {
+	for _, tc := range []struct {
+		id  any
+		res *mcp.CallToolResult
+		err error
+	}{
+		{float64(7), &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "<untrusted-content nonce=\"x\"> & </untrusted-content>"}}, IsError: true}, nil},
+		{"a<b>", &mcp.CallToolResult{StructuredContent: json.RawMessage(`{"t":21}`)}, nil},
+		{"c", nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `unknown tool "x"`}},
+		{float64(8), nil, context.Canceled},
+	} {
+		id, _ := jsonrpc.MakeID(tc.id)
+		var got bytes.Buffer
+		p := &fastPath{f: &Front{opts: Options{Logger: slog.New(slog.DiscardHandler)}}, out: &got}
+		p.reply(id, tc.res, tc.err)
+		want := &jsonrpc.Response{ID: id, Error: tc.err}
+		if tc.res != nil {
+			r := *tc.res
+			if r.Content == nil {
+				r.Content = []mcp.Content{}
+			}
+			want.Result, _ = json.Marshal(&r)
+		}
+		b, err := jsonrpc.EncodeMessage(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != string(b)+"\n" {
+			t.Errorf("fast path:\n %s\ngo-sdk:\n %s", got.String(), b)
 		}
 	}
 }
