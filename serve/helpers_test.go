@@ -31,6 +31,8 @@ type running struct {
 	cs    *mcp.ClientSession
 	m     *manager.Manager
 	front *serve.Front
+	// hostIn is the front's stdin, as the host holds it (nil in memory).
+	hostIn io.Closer
 }
 
 func startHost(t *testing.T, h host, servers ...mcpgate.ServerConfig) *running {
@@ -93,7 +95,7 @@ func startHost(t *testing.T, h host, servers ...mcpgate.ServerConfig) *running {
 		<-done
 		m.Close()
 	})
-	return &running{cs: cs, m: m, front: front}
+	return &running{cs: cs, m: m, front: front, hostIn: hostIn}
 }
 
 // start runs a front for a 2025-11-25 host and returns its session.

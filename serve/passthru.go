@@ -140,8 +140,14 @@ func (p *fastPath) take(req *jsonrpc.Request) bool {
 }
 
 // serve runs one call as the go-sdk's handler of the tool would.
-func (p *fastPath) serve(ctx context.Context, hr hostRequest, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (p *fastPath) serve(ctx context.Context, hr hostRequest, args json.RawMessage) (res *mcp.CallToolResult, err error) {
 	f := p.f
+	defer func() { // serveCall recovers the call; this, the mirror's sync
+		if r := recover(); r != nil {
+			f.opts.Logger.Error("serve: a request panicked", "panic", r)
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error in mcpgate"}
+		}
+	}()
 	if !f.opts.Direct {
 		return f.gatewayCall(ctx, hr, args)
 	}
@@ -222,6 +228,15 @@ func appendJSON(buf *bytes.Buffer, v any) error {
 	}
 	buf.Truncate(buf.Len() - 1) // Encode's newline
 	return nil
+}
+
+// cancelAll cancels every request in flight.
+func (p *fastPath) cancelAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, cancel := range p.inflight {
+		cancel()
+	}
 }
 
 // wait waits for the requests in flight to be answered.

@@ -208,3 +208,22 @@ func TestFastPathOnTheWire(t *testing.T) {
 		t.Errorf("the fast path answered %d calls, want 2", got)
 	}
 }
+
+// A host that goes away mid-call (its stdin closes) cancels the calls the
+// fast path serves for it, as the go-sdk cancels its own.
+func TestFastPathCallsEndWithTheHost(t *testing.T) {
+	srv := fake.Start(t, nil)
+	r := startHost(t, host{}, cfg("demo", srv.URL))
+	go r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"demo","tool":"slow","arguments":{"seconds":30}}`)})
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.InFlight("slow") == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.hostIn.Close() // the host's process ends
+	for len(srv.Cancellations()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(srv.Cancellations()) != 1 {
+		t.Fatal("the remote call outlived the host")
+	}
+}

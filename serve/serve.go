@@ -146,6 +146,9 @@ func (f *Front) Run(ctx context.Context, t mcp.Transport) error {
 	fast.ss.Store(ss)
 	closed := make(chan error, 1)
 	go func() { closed <- ss.Wait() }()
+	// When the session ends the host is gone: its calls in flight are
+	// cancelled, as the go-sdk cancels its own when the transport breaks.
+	defer fast.cancelAll()
 	select {
 	case <-ctx.Done():
 		ss.Close()
