@@ -71,13 +71,34 @@ func newFastPath(ctx context.Context, f *Front) *fastPath {
 
 // callParams is what the fast path reads of a tools/call request.
 type callParams struct {
-	Name      string                     `json:"name"`
-	Arguments json.RawMessage            `json:"arguments"`
-	Meta      map[string]json.RawMessage `json:"_meta"`
-	// Any of these sends the request to the go-sdk.
-	RequestState   json.RawMessage `json:"requestState"`
-	InputResponses json.RawMessage `json:"inputResponses"`
-	Task           json.RawMessage `json:"task"`
+	Name      string
+	Arguments json.RawMessage
+	Meta      map[string]json.RawMessage
+}
+
+// readParams reads a tools/call request's params as the go-sdk does
+// (member names matched exactly, not as encoding/json matches struct
+// fields), or says the fast path should leave the request to the go-sdk:
+// params that are not an object with a string name, or that carry a
+// requestState, inputResponses or task.
+func readParams(raw json.RawMessage) (*callParams, bool) {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, false
+	}
+	for _, k := range []string{"requestState", "inputResponses", "task"} {
+		if _, ok := m[k]; ok {
+			return nil, false
+		}
+	}
+	p := &callParams{Arguments: m["arguments"]}
+	if name := m["name"]; len(name) == 0 || name[0] != '"' || json.Unmarshal(name, &p.Name) != nil || p.Name == "" {
+		return nil, false
+	}
+	if meta, ok := m["_meta"]; ok && json.Unmarshal(meta, &p.Meta) != nil {
+		return nil, false
+	}
+	return p, true
 }
 
 // take serves req if it is a tools/call the fast path can serve, or the
@@ -98,12 +119,9 @@ func (p *fastPath) take(req *jsonrpc.Request) bool {
 	if init == nil || init.ProtocolVersion >= mrtrVersion {
 		return false
 	}
-	var params callParams
-	if len(req.Params) == 0 || json.Unmarshal(req.Params, &params) != nil {
-		return false // the go-sdk says what is wrong with it
-	}
-	if params.Name == "" || len(params.RequestState) > 0 || len(params.InputResponses) > 0 || len(params.Task) > 0 {
-		return false
+	params, ok := readParams(req.Params)
+	if !ok {
+		return false // the go-sdk says what is wrong with it, or serves it
 	}
 	if _, ok := params.Meta[mcp.MetaKeyProtocolVersion]; ok {
 		return false

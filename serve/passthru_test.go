@@ -204,6 +204,16 @@ func TestFastPathOnTheWire(t *testing.T) {
 	if string(r.ID) != "7" || r.Error == nil || r.Error.Code != -32602 {
 		t.Fatalf("an unknown tool: %+v", r)
 	}
+	// Member names are matched exactly, as the go-sdk matches them: this
+	// one has no name, and is the go-sdk's to refuse.
+	h.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"Name":"mcp__up__count"}}`)
+	r = h.reply()
+	for r.ID == nil {
+		r = h.reply()
+	}
+	if string(r.ID) != "8" || r.Error == nil {
+		t.Fatalf("a call without a name: %+v", r)
+	}
 	if got := serve.FastCalls(h.front); got != 2 {
 		t.Errorf("the fast path answered %d calls, want 2", got)
 	}
