@@ -125,7 +125,10 @@ func New(opts *Options) *Front {
 func (f *Front) Server() *mcp.Server { return f.server }
 
 // Run serves one client over t until it disconnects or ctx ends. Calls
-// still waiting for the host's answer are cancelled when it returns.
+// still waiting for the host's answer are cancelled when it returns. Over
+// a [StdioTransport], a session-era host's calls of the front's tools are
+// answered below the go-sdk server (passthru.go); Run returns once they
+// are.
 func (f *Front) Run(ctx context.Context, t mcp.Transport) error {
 	stop := f.Start(ctx)
 	defer stop()
