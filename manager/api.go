@@ -41,6 +41,11 @@ type Options struct {
 	// ConnectTimeout bounds one connect attempt (initialize and the first
 	// catalog); zero means 30 s.
 	ConnectTimeout time.Duration
+	// MaxConnecting bounds how many servers connect at once (dial,
+	// negotiate, list the first catalog), so that a status or a listing
+	// over a thousand servers does not open a thousand connections in one
+	// moment; the others wait in state connecting. Zero means 16.
+	MaxConnecting int
 	// Limits bound what a remote server can make mcpgate hold; zero fields
 	// take the defaults in [DefaultLimits].
 	Limits Limits

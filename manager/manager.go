@@ -42,7 +42,13 @@ type Manager struct {
 	// catalogs (Options.RefreshCached), so a first search over a thousand
 	// servers does not dial them all at once.
 	refreshSlots chan struct{}
+	// connectSlots bounds the attempts connecting at once
+	// (Options.MaxConnecting).
+	connectSlots chan struct{}
 }
+
+// defaultMaxConnecting is Options.MaxConnecting's default.
+const defaultMaxConnecting = 16
 
 // New validates servers and returns a manager that has not connected
 // anything yet.
@@ -63,12 +69,16 @@ func New(servers []mcpgate.ServerConfig, opts *Options) (*Manager, error) {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = 30 * time.Second
 	}
+	if o.MaxConnecting <= 0 {
+		o.MaxConnecting = defaultMaxConnecting
+	}
 	if o.CatalogMaxAge <= 0 {
 		o.CatalogMaxAge = DefaultCatalogMaxAge
 	}
 	o.Limits = o.Limits.withDefaults()
 	m := &Manager{opts: o, ops: newOperations(), requests: newRequestLog(o.RequestLogSize, o.RequestLog),
-		servers: make(map[string]*server), now: time.Now, refreshSlots: make(chan struct{}, maxBackgroundRefreshes)}
+		servers: make(map[string]*server), now: time.Now, refreshSlots: make(chan struct{}, maxBackgroundRefreshes),
+		connectSlots: make(chan struct{}, o.MaxConnecting)}
 	m.base = o.HTTPClient
 	if m.base == nil {
 		base, err := defaultHTTPClient()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,5 +90,50 @@ func TestAllowPrivateNetworkReachesTheServer(t *testing.T) {
 	}
 	if _, err := m.CallTool(ctx, "intranet", "echo", raw(`{"text":"hi"}`), nil); mcpgate.CategoryOf(err) != mcpgate.CategoryPolicy {
 		t.Errorf("after withdrawing allowPrivateNetwork: %v, want a policy refusal", err)
+	}
+}
+
+// TestHTTP2WhereTheServerOffersIt: a server that offers HTTP/2 over TLS,
+// as most on the internet do, is spoken to over HTTP/2, and calls made at
+// once share one connection instead of each opening its own.
+func TestHTTP2WhereTheServerOffersIt(t *testing.T) {
+	t.Parallel()
+	for name, versions := range map[string][]string{"2026-07-28": {"2026-07-28"}, "session era": fake.SessionEra} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := fake.Start(t, &fake.Options{Versions: versions})
+			n := netpolicytest.New(t)
+			n.Forward("203.0.113.7", []string{"mcp.example.test"}, srv.URL)
+			m := newManager(t, &Options{HTTPClient: policyClient(t, n)}, cfg("docs", "https://mcp.example.test/mcp"))
+			ctx := ctxT(t, 20*time.Second)
+			if err := m.Connect(ctx, "docs"); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 16)
+			for range 16 {
+				wg.Go(func() {
+					if _, err := m.CallTool(ctx, "docs", "echo", raw(`{"text":"hi"}`), nil); err != nil {
+						errs <- err
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			served := n.Served()
+			conns := map[string]bool{}
+			for _, r := range served {
+				if r.Proto != "HTTP/2.0" {
+					t.Errorf("a request came over %s", r.Proto)
+				}
+				conns[r.RemoteAddr] = true
+			}
+			if len(served) < 17 || len(conns) != 1 {
+				t.Errorf("%d requests over %d connections, want at least 17 over one", len(served), len(conns))
+			}
+		})
 	}
 }

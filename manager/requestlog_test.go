@@ -113,6 +113,11 @@ func TestRequestLogRecordsFailures(t *testing.T) {
 	c := cfg("w", srv.URL)
 	c.Timeout = 200 * time.Millisecond
 	m3 := newManager(t, &Options{RequestLog: l.add}, c)
+	// Connected first: on a loaded machine a connect can outlast the call's
+	// 200 ms, and a call that times out before it is sent logs no call.
+	if err := m3.Connect(ctxT(t, 10*time.Second), "w"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := m3.CallTool(ctxT(t, 10*time.Second), "w", "slow", raw(`{"seconds":5}`), nil); err == nil {
 		t.Fatal("a slow call did not time out")
 	}

@@ -113,9 +113,21 @@ func (s *server) startAttemptLocked() *attempt {
 }
 
 func (s *server) runAttempt(ctx context.Context, a *attempt) {
-	s.connectSerialized(ctx, a)
+	s.connectHoldingSlot(ctx, a)
 	close(a.done)
 	s.notify()
+}
+
+// connectHoldingSlot waits for one of the manager's connect slots, then
+// connects. An attempt cancelled while it waits goes on at once, to fail
+// with its context's error.
+func (s *server) connectHoldingSlot(ctx context.Context, a *attempt) {
+	select {
+	case s.m.connectSlots <- struct{}{}:
+		defer func() { <-s.m.connectSlots }()
+	case <-ctx.Done():
+	}
+	s.connectSerialized(ctx, a)
 }
 
 // connectSerialized dials under the lifecycle lock and installs the session

@@ -173,6 +173,9 @@ func New(opts *Options) (*Transport, error) {
 			return t.dial(ctx, r, network, addr)
 		}
 		tr.TLSHandshakeTimeout = 10 * time.Second
+		// HTTP/2 where a server offers it (a custom dialer would turn it
+		// off): calls at once share one connection.
+		tr.ForceAttemptHTTP2 = true
 		// Many sessions (a shared gateway's many people) call the same
 		// few servers at once: with the default two idle connections per
 		// host, concurrent calls would dial anew each time.

@@ -301,6 +301,15 @@ func (c *Client) clientForRefresh(ctx context.Context, cfg *mcpgate.ServerConfig
 		return &clientAuth{id: cur.ClientID, method: "none"}, nil
 	}
 	reg, err := c.opts.Store.GetRegistration(ctx, c.opts.Tenant, cur.Issuer, registrationKey(cur.RedirectURI))
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// A store that could not answer in time has not lost the
+		// registration: this is no reason to sign in again.
+		return nil, &mcpgate.Error{Category: mcpgate.CategoryTimeout, Err: err,
+			Message: "reading the client registration for " + cfg.ID + " took too long"}
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, storeError("reading the client registration", err)
+	}
 	if err != nil || reg.ClientID != cur.ClientID {
 		return nil, &mcpgate.Error{Category: mcpgate.CategoryAuth, Code: "login_required",
 			Message: "the client registration behind the sign-in for " + cfg.ID + " is gone; sign in again with: mcpgate auth " + cfg.ID}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/seal"
 	"github.com/mcpgate/mcpgate/store/sqlite"
@@ -128,5 +129,39 @@ func TestHangingRefreshGivesUp(t *testing.T) {
 				t.Errorf("call once the server answers: %v", err)
 			}
 		})
+	}
+}
+
+// stuckRegistrations is a store whose client registrations cannot be read
+// in time: every read waits for its context to end.
+type stuckRegistrations struct{ store.Store }
+
+func (stuckRegistrations) GetRegistration(ctx context.Context, _, _, _ string) (*store.Registration, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestSlowStoreIsNoReasonToSignInAgain: a refresh whose read of the client
+// registration does not finish in time is a timeout, not "the
+// registration is gone, sign in again"; the sign-in is intact and the
+// next refresh, with a store that answers, works.
+func TestSlowStoreIsNoReasonToSignInAgain(t *testing.T) {
+	t.Parallel()
+	as := fake.StartAuth(t, &fake.AuthOptions{NoRotate: true})
+	srv := fake.Start(t, &fake.Options{Auth: as})
+	e := newEnv(t)
+	st, c := e.open()
+	cfg := oauthCfg("s", srv.URL)
+	mustLogin(t, c, cfg)
+	as.ExpireAccessTokens()
+
+	slow := oauth.New(&oauth.Options{Store: stuckRegistrations{st}})
+	slow.SetRenewTimeout(200 * time.Millisecond)
+	_, err := call(t, newManager(t, slow, cfg), "s", "echo", `{"text":"x"}`)
+	if !errors.Is(err, mcpgate.ErrTimeout) || code(err) == "login_required" {
+		t.Fatalf("refresh with a stuck store: %v (category %s, code %q), want a timeout", err, category(err), code(err))
+	}
+	if _, err := call(t, newManager(t, c, cfg), "s", "echo", `{"text":"x"}`); err != nil {
+		t.Fatalf("refresh once the store answers: %v", err)
 	}
 }

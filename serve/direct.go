@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -62,10 +63,7 @@ func (f *Front) enableDirect() {
 			case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 				f.firstSync.Do(func() { f.Sync(ctx) })
 			case "tools/call", "prompts/get", "resources/read":
-				f.firstSync.Do(func() { f.Sync(ctx) })
-				if !f.has(method, req) && f.missAllowed() {
-					f.Sync(ctx)
-				}
+				f.mirrorFor(ctx, func() bool { return f.has(method, req) })
 			}
 			return next(ctx, method, req)
 		}
@@ -201,16 +199,39 @@ func guard(register func()) (err error) {
 
 func (f *Front) directHandler(d gateway.Descriptor) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args := req.Params.Arguments
-		res, ask, err := f.serveCall(ctx, toolRequest(req), d.Server, func(ctx context.Context, opts *manager.CallOptions) (any, error) {
-			out := f.opts.Bridge.Call(ctx, d, args, opts)
-			if out.IsError && !d.TaskOnly && f.opts.Bridge.TaskOnly(d) {
-				f.requestSync() // the host's list should say so too
-			}
-			return out, nil
-		})
-		return toolResult(res, ask, err)
+		return f.directCall(ctx, toolRequest(req), d, req.Params.Arguments)
 	}
+}
+
+// directCall serves one call of a bridged tool, whether the go-sdk server
+// decoded it or the stdio fast path did (passthru.go).
+func (f *Front) directCall(ctx context.Context, hr hostRequest, d gateway.Descriptor, args json.RawMessage) (*mcp.CallToolResult, error) {
+	res, ask, err := f.serveCall(ctx, hr, d.Server, func(ctx context.Context, opts *manager.CallOptions) (any, error) {
+		out := f.opts.Bridge.Call(ctx, d, args, opts)
+		if out.IsError && !d.TaskOnly && f.opts.Bridge.TaskOnly(d) {
+			f.requestSync() // the host's list should say so too
+		}
+		return out, nil
+	})
+	return toolResult(res, ask, err)
+}
+
+// mirrorFor makes the mirror a request for method needs, as the
+// middleware of enableDirect does: the first sync, and a sync again
+// (at most every missSyncEvery) when has says the mirror lacks the name.
+func (f *Front) mirrorFor(ctx context.Context, has func() bool) {
+	f.firstSync.Do(func() { f.Sync(ctx) })
+	if !has() && f.missAllowed() {
+		f.Sync(ctx)
+	}
+}
+
+// directTool is the bridged tool registered as name.
+func (f *Front) directTool(name string) (gateway.Descriptor, bool) {
+	f.regMu.Lock()
+	defer f.regMu.Unlock()
+	d, ok := f.direct[name]
+	return d, ok
 }
 
 func (f *Front) syncPrompts(ctx context.Context, b *gateway.Bridge) {

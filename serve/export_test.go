@@ -9,3 +9,12 @@ func SetParking(t interface{ Cleanup(func()) }, ttl time.Duration, max int) {
 	parkTTL, maxParked = ttl, max
 	t.Cleanup(func() { parkTTL, maxParked = oldTTL, oldMax })
 }
+
+// FastCalls is how many requests the stdio fast path of f's last Run
+// answered.
+func FastCalls(f *Front) int64 {
+	if p := f.fast.Load(); p != nil {
+		return p.served.Load()
+	}
+	return 0
+}

@@ -53,6 +53,7 @@ func TestProgressReachesTheHost(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Fatalf("direct=%v: %v %+v", direct, err, res)
 			}
+			servedBy(t, r, version, 1)
 			mu.Lock()
 			if len(got) != 3 {
 				t.Errorf("direct=%v: %d progress notifications before the result, want 3", direct, len(got))
@@ -98,6 +99,7 @@ func logsReachTheHost(t *testing.T, url string) {
 		if res, err := r.cs.CallTool(ctx, params); err != nil || res.IsError {
 			t.Fatalf("call: %v %+v", err, res)
 		}
+		servedBy(t, r, version, 1)
 		select {
 		case l := <-logs:
 			if l.Logger != "up/engine" || l.Level != "warning" || fmt.Sprint(l.Data) != "hello from chatty" {

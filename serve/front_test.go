@@ -261,6 +261,7 @@ func disabledToolLeaves(t *testing.T, srv *fake.Server, version string) {
 	if res, err := r.cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "x"}}); err == nil && !res.IsError {
 		t.Error("a disabled tool was called")
 	}
+	servedBy(t, r, version, 1)
 }
 
 func TestGatewayToolNamesTheServersAfterAConfigChange(t *testing.T) {

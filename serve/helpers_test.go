@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -21,6 +22,8 @@ type host struct {
 	// per-request metadata.
 	version string
 	client  *mcp.ClientOptions
+	// memory connects over in-memory transports instead of stdio pipes.
+	memory bool
 }
 
 // running is a front serving one host over in-memory transports.
@@ -28,6 +31,8 @@ type running struct {
 	cs    *mcp.ClientSession
 	m     *manager.Manager
 	front *serve.Front
+	// hostIn is the front's stdin, as the host holds it (nil in memory).
+	hostIn io.Closer
 }
 
 func startHost(t *testing.T, h host, servers ...mcpgate.ServerConfig) *running {
@@ -46,10 +51,29 @@ func startHost(t *testing.T, h host, servers ...mcpgate.ServerConfig) *running {
 	}
 	opts := &gateway.Options{Manager: m}
 	front = serve.New(&serve.Options{Gateway: gateway.New(opts), Bridge: gateway.NewBridge(opts), Direct: h.direct})
-	ct, st := mcp.NewInMemoryTransports()
+	// Over stdio, as `mcpgate serve` runs: session-era hosts' tool calls
+	// take the fast path (passthru.go); memory uses the go-sdk's
+	// in-memory transports, where every request goes through the go-sdk.
+	var ct, st mcp.Transport
+	var hostIn, hostOut io.Closer
+	if h.memory {
+		ct, st = mcp.NewInMemoryTransports()
+	} else {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ct = &mcp.IOTransport{Reader: outR, Writer: inW}
+		st = serve.StdioTransport(inR, outW)
+		hostIn, hostOut = inW, outW
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); front.Run(ctx, st) }()
+	go func() {
+		defer close(done)
+		front.Run(ctx, st)
+		if hostOut != nil {
+			hostOut.Close()
+		}
+	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, h.client)
 	version := h.version
 	if version == "" {
@@ -64,11 +88,14 @@ func startHost(t *testing.T, h host, servers ...mcpgate.ServerConfig) *running {
 	}
 	t.Cleanup(func() {
 		cs.Close()
+		if hostIn != nil {
+			hostIn.Close()
+		}
 		cancel()
 		<-done
 		m.Close()
 	})
-	return &running{cs: cs, m: m, front: front}
+	return &running{cs: cs, m: m, front: front, hostIn: hostIn}
 }
 
 // start runs a front for a 2025-11-25 host and returns its session.

@@ -55,6 +55,7 @@ func TestElicitationAtEveryGeneration(t *testing.T) {
 			if err != nil || !strings.Contains(textOf(res), "accept:yes-1 accept:yes-2") {
 				t.Fatalf("direct=%v: %v %s", direct, err, textOf(res))
 			}
+			servedBy(t, r, version, 1)
 			a.mu.Lock()
 			if len(a.asked) != 2 || a.asked[0] != "[up asks] first?" || a.asked[1] != "[up asks] second?" {
 				t.Errorf("direct=%v: the person was asked %q", direct, a.asked)

@@ -23,6 +23,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/gateway"
@@ -67,9 +68,10 @@ type Front struct {
 	stateKey   []byte // signs requestState; made per process, never shown
 
 	mu     sync.Mutex
-	calls  map[string][]*call // server ID → calls in flight, oldest first
-	parked map[string]*call   // call ID → call waiting for its host's retry
-	tool   *mcp.Tool          // the gateway tool as last registered
+	calls  map[string][]*call       // server ID → calls in flight, oldest first
+	parked map[string]*call         // call ID → call waiting for its host's retry
+	tool   *mcp.Tool                // the gateway tool as last registered
+	fast   atomic.Pointer[fastPath] // the stdio fast path of the last Run, for tests
 
 	mirror
 }
@@ -123,11 +125,41 @@ func New(opts *Options) *Front {
 func (f *Front) Server() *mcp.Server { return f.server }
 
 // Run serves one client over t until it disconnects or ctx ends. Calls
-// still waiting for the host's answer are cancelled when it returns.
+// still waiting for the host's answer are cancelled when it returns. Over
+// a [StdioTransport], a session-era host's calls of the front's tools are
+// answered below the go-sdk server (passthru.go); Run returns once they
+// are.
 func (f *Front) Run(ctx context.Context, t mcp.Transport) error {
 	stop := f.Start(ctx)
 	defer stop()
-	return f.server.Run(ctx, t)
+	st, ok := t.(*stdioTransport)
+	if !ok || f.opts.ServerMiddleware != nil {
+		return f.server.Run(ctx, t)
+	}
+	// Over stdio, tools/call of the front's tools skips the go-sdk server
+	// (passthru.go).
+	fast := newFastPath(ctx, f)
+	f.fast.Store(fast)
+	defer fast.wait()
+	t = &stdioTransport{in: st.in, out: st.out, fast: fast}
+	ss, err := f.server.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	fast.ss.Store(ss)
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Wait() }()
+	// When the session ends the host is gone: its calls in flight are
+	// cancelled, as the go-sdk cancels its own when the transport breaks.
+	defer fast.cancelAll()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-closed
+		return ctx.Err()
+	case err := <-closed:
+		return err
+	}
 }
 
 // Start runs what the front does in the background (writing notifications
@@ -184,14 +216,20 @@ func (f *Front) ConfigChanged() {
 }
 
 func (f *Front) gatewayHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return f.gatewayCall(ctx, toolRequest(req), req.Params.Arguments)
+}
+
+// gatewayCall serves one call of the gateway tool, whether the go-sdk
+// server decoded it or the stdio fast path did (passthru.go).
+func (f *Front) gatewayCall(ctx context.Context, hr hostRequest, args json.RawMessage) (*mcp.CallToolResult, error) {
 	var in gateway.Input
-	if len(req.Params.Arguments) > 0 {
-		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &in); err != nil {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
 				Text: "the mcp tool takes an object: {\"action\": ..., \"server\": ..., ...}"}}}, nil
 		}
 	}
-	res, ask, err := f.serveCall(ctx, toolRequest(req), in.Server, func(ctx context.Context, opts *manager.CallOptions) (any, error) {
+	res, ask, err := f.serveCall(ctx, hr, in.Server, func(ctx context.Context, opts *manager.CallOptions) (any, error) {
 		return f.opts.Gateway.HandleCall(ctx, &in, opts), nil
 	})
 	return toolResult(res, ask, err)

@@ -29,11 +29,18 @@ func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 type stdioTransport struct {
 	in  io.Reader
 	out io.Writer
+	// fast, when set, serves the tools/call requests it takes below the
+	// go-sdk (passthru.go); [Front.Run] sets it.
+	fast *fastPath
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	w := &lineWriter{w: t.out}
 	r := &lineFilter{src: bufio.NewReaderSize(t.in, 64<<10), reply: w, limit: MaxLineBytes}
+	if t.fast != nil {
+		t.fast.out = w
+		r.take = t.fast.take
+	}
 	return (&mcp.IOTransport{Reader: io.NopCloser(r), Writer: w}).Connect(ctx)
 }
 
@@ -59,6 +66,9 @@ type lineFilter struct {
 	reply io.Writer
 	limit int
 	buf   []byte // the rest of the current good line, newline included
+	// take, when set, is offered every single request or notification; a
+	// message it takes is its own to answer, and the go-sdk never sees it.
+	take func(*jsonrpc.Request) bool
 }
 
 func (f *lineFilter) Read(p []byte) (int, error) {
@@ -88,7 +98,7 @@ func (f *lineFilter) next() ([]byte, error) {
 			continue
 		}
 		line = bytes.TrimSpace(line)
-		if len(line) > 0 {
+		if len(line) > 0 && !f.taken(line) {
 			if id, code, msg := check(line); code != 0 {
 				f.answer(id, code, msg)
 			} else {
@@ -127,6 +137,79 @@ func (f *lineFilter) readLine() ([]byte, error) {
 		}
 		return line, err
 	}
+}
+
+// taken offers line to take when it is a plain JSON-RPC request or
+// notification, and reports whether take took it. The go-sdk's decoder
+// (jsonrpc.DecodeMessage) allocates some 100 KB per message; this reads
+// the envelope with encoding/json instead, as strictly (exact member
+// names, version "2.0", a string method, an ID that is a string, a number
+// or absent, nesting bounded as the go-sdk bounds it). A line it does not
+// take goes through check and to the go-sdk as before.
+func (f *lineFilter) taken(line []byte) bool {
+	if f.take == nil {
+		return false
+	}
+	req := envelope(line)
+	return req != nil && f.take(req)
+}
+
+// envelope decodes line as one JSON-RPC request or notification, or
+// returns nil; what it decodes, jsonrpc.DecodeMessage decodes the same
+// (FuzzEnvelope).
+func envelope(line []byte) *jsonrpc.Request {
+	if len(line) == 0 || line[0] != '{' || tooDeep(line, maxDepth) {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return nil
+	}
+	var version, method string
+	raw := m["method"]
+	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" ||
+		len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &method) != nil {
+		return nil
+	}
+	var id jsonrpc.ID
+	if raw, ok := m["id"]; ok {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return nil
+		}
+		var err error
+		if id, err = jsonrpc.MakeID(v); err != nil {
+			return nil
+		}
+	}
+	return &jsonrpc.Request{ID: id, Method: method, Params: m["params"]}
+}
+
+// maxDepth is the nesting the go-sdk's decoder accepts.
+const maxDepth = 1000
+
+// tooDeep reports whether line nests arrays and objects deeper than max.
+func tooDeep(line []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range line {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case inString:
+			inString = b != '"'
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > max {
+				return true
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // check says why line is not a JSON-RPC message or batch; code 0 means it is.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/serve"
@@ -17,14 +18,17 @@ import (
 // rawHost talks newline-delimited JSON to a front over StdioTransport, as
 // a host's process does over a pipe.
 type rawHost struct {
-	t   *testing.T
-	in  *io.PipeWriter
-	out *bufio.Scanner
+	t     *testing.T
+	in    *io.PipeWriter
+	out   *bufio.Scanner
+	front *serve.Front
 }
 
-func startRaw(t *testing.T, direct bool) *rawHost {
+func startRaw(t *testing.T, direct bool) *rawHost { return startRawWith(t, direct) }
+
+func startRawWith(t *testing.T, direct bool, servers ...mcpgate.ServerConfig) *rawHost {
 	t.Helper()
-	m, err := manager.New(nil, nil)
+	m, err := manager.New(servers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +52,7 @@ func startRaw(t *testing.T, direct bool) *rawHost {
 	})
 	sc := bufio.NewScanner(outR)
 	sc.Buffer(nil, 1<<20)
-	return &rawHost{t: t, in: inW, out: sc}
+	return &rawHost{t: t, in: inW, out: sc, front: front}
 }
 
 func (h *rawHost) send(line string) {
@@ -66,8 +70,8 @@ type rawReply struct {
 	} `json:"error"`
 }
 
-// reply reads the next message the front writes.
-func (h *rawHost) reply() rawReply {
+// line reads the next line the front writes.
+func (h *rawHost) line() string {
 	h.t.Helper()
 	got := make(chan bool, 1)
 	go func() { got <- h.out.Scan() }()
@@ -79,6 +83,13 @@ func (h *rawHost) reply() rawReply {
 	case <-time.After(10 * time.Second):
 		h.t.Fatal("no answer from the front")
 	}
+	return h.out.Text()
+}
+
+// reply reads the next message the front writes.
+func (h *rawHost) reply() rawReply {
+	h.t.Helper()
+	h.line()
 	var r rawReply
 	if err := json.Unmarshal(h.out.Bytes(), &r); err != nil {
 		h.t.Fatalf("the front wrote a line that is not JSON: %q", h.out.Text())

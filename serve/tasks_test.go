@@ -58,6 +58,7 @@ func TestTaskOnlyToolsAreMarkedAndRefused(t *testing.T) {
 			if srv.Requests("tools/call") != calls {
 				t.Error("a tool known to need tasks was called again")
 			}
+			servedBy(t, r, "2025-11-25", 2)
 			// The mirror is brought up to date in the background.
 			var desc string
 			for range 100 {

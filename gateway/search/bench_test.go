@@ -52,11 +52,14 @@ func ratio(a, b float64) float64 {
 // switched off at a time (see ablations), for docs/performance.md.
 func BenchmarkSearchAblation(b *testing.B) {
 	d := data(b)
+	extra := extraQueries(b, d)
 	for _, a := range ablations {
 		b.Run(a.name, func(b *testing.B) {
 			c := defaultConfig
 			a.set(&c)
-			m := evaluate(d, modelRanker(newIndex(d.docs, c)))
+			rank := modelRanker(newIndex(d.docs, c))
+			m := evaluate(d, rank)
+			x := evaluateQueries(d, extra, rank)
 			for b.Loop() {
 			}
 			b.ReportMetric(m.tune.r5, "tune-r@5")
@@ -70,6 +73,8 @@ func BenchmarkSearchAblation(b *testing.B) {
 			b.ReportMetric(m.seen.r5, "seen-r@5")
 			b.ReportMetric(m.srvHeld.r5, "srvheld-r@5")
 			b.ReportMetric(m.clean.r5, "clean-r@5")
+			b.ReportMetric(x.r5, "extra-r@5")
+			b.ReportMetric(x.mrr, "extra-mrr")
 		})
 	}
 }

@@ -197,6 +197,11 @@ func stem(w string) string {
 	if strings.HasSuffix(w, "e") && len(w) > 3 {
 		w = w[:len(w)-1]
 	}
+	// A final y after a consonant is an i, as the plural's "ies" and a
+	// dropped "e" leave it: "cookie", "cookies"; "query", "queries".
+	if n := len(w); n > 3 && w[n-1] == 'y' && !strings.ContainsRune("aeiou", rune(w[n-2])) {
+		w = w[:n-1] + "i"
+	}
 	return w
 }
 

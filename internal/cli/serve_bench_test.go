@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +17,11 @@ import (
 	"github.com/mcpgate/mcpgate/internal/fake"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// envBaseline names another mcpgate binary (main's, say) whose serve
+// paths the benchmark alternates with this one's, as a baseline measured
+// in the same run.
+const envBaseline = "MCPGATE_BENCH_BASELINE"
 
 // envStdioEcho makes this test binary a go-sdk stdio server with one tool,
 // echo: the cost of one stdio hop alone, the floor's second part.
@@ -44,6 +52,28 @@ type callPath struct {
 	cs   *mcp.ClientSession
 	tool string
 	args any
+	cmd  *exec.Cmd // the process serving the calls, if one is
+}
+
+// cpuTime is the user and system CPU time cmd's process has used so far,
+// read from /proc (0 where there is none).
+func cpuTime(cmd *exec.Cmd) time.Duration {
+	if cmd == nil || cmd.Process == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses: utime and
+	// stime are the 12th and 13th, in clock ticks of 1/100 s.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // BenchmarkServeCallLatency measures one echo call four ways, alternating
@@ -60,7 +90,11 @@ type callPath struct {
 // throughput of 8 concurrent callers through each serve path against
 // direct:
 //
-//	go test -run '^$' -bench ServeCallLatency -benchtime 2000x ./internal/cli/
+//	go test -run '^$' -bench ServeCallLatency -benchtime 3000x -count 2 ./internal/cli/
+//
+// With MCPGATE_BENCH_BASELINE=/path/to/another/mcpgate, that binary's
+// serve paths (base-serve-direct, base-serve-gateway) are alternated with
+// these too, on the same config and data directory.
 func BenchmarkServeCallLatency(b *testing.B) {
 	srv := fake.Start(b, nil)
 	p := newProcs(b)
@@ -82,12 +116,25 @@ func BenchmarkServeCallLatency(b *testing.B) {
 	echo := exec.CommandContext(ctx, self)
 	echo.Env = append(os.Environ(), envStdioEcho+"=1")
 	text := map[string]any{"text": "ping"}
+	gatewayArgs := json.RawMessage(`{"action":"call","server":"demo","tool":"echo","arguments":{"text":"ping"}}`)
+	process := func(name string, cmd *exec.Cmd, tool string, args any) callPath {
+		return callPath{name, connect(name, &mcp.CommandTransport{Command: cmd}), tool, args, cmd}
+	}
 	paths := []callPath{
-		{"direct", connect("direct", &mcp.StreamableClientTransport{Endpoint: srv.URL}), "echo", text},
-		{"stdio-hop", connect("stdio-hop", &mcp.CommandTransport{Command: echo}), "echo", text},
-		{"serve-direct", connect("serve-direct", &mcp.CommandTransport{Command: p.command(ctx, "serve", "--direct")}), "mcp__demo__echo", text},
-		{"serve-gateway", connect("serve-gateway", &mcp.CommandTransport{Command: p.command(ctx, "serve")}), "mcp",
-			json.RawMessage(`{"action":"call","server":"demo","tool":"echo","arguments":{"text":"ping"}}`)},
+		{"direct", connect("direct", &mcp.StreamableClientTransport{Endpoint: srv.URL}), "echo", text, nil},
+		process("stdio-hop", echo, "echo", text),
+		process("serve-direct", p.command(ctx, "serve", "--direct"), "mcp__demo__echo", text),
+		process("serve-gateway", p.command(ctx, "serve"), "mcp", gatewayArgs),
+	}
+	if base := os.Getenv(envBaseline); base != "" {
+		baseline := func(args ...string) *exec.Cmd {
+			cmd := p.command(ctx, args...)
+			cmd.Path, cmd.Args[0] = base, base
+			return cmd
+		}
+		paths = append(paths,
+			process("base-serve-direct", baseline("serve", "--direct"), "mcp__demo__echo", text),
+			process("base-serve-gateway", baseline("serve"), "mcp", gatewayArgs))
 	}
 	call := func(p callPath) {
 		res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: p.tool, Arguments: p.args})
@@ -101,15 +148,31 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		}
 	}
 	took := make([][]time.Duration, len(paths))
+	cpu := make([]time.Duration, len(paths))
+	for i, p := range paths {
+		cpu[i] = cpuTime(p.cmd)
+	}
 	b.ResetTimer()
-	for range b.N {
-		for i, p := range paths {
+	for n := range b.N {
+		// Each round starts one path further on: a path measured right
+		// after another process's call pays for that process's wakeups
+		// (a fixed order made serve-direct, after stdio-hop, 15 % slower
+		// than serve-gateway; swapped, the gap went with the position).
+		for k := range paths {
+			i := (n + k) % len(paths)
 			start := time.Now()
-			call(p)
+			call(paths[i])
 			took[i] = append(took[i], time.Since(start))
 		}
 	}
 	b.StopTimer()
+	// The CPU each process spent per call: unlike wall time, other work
+	// on the machine hardly moves it.
+	for i, p := range paths {
+		if p.cmd != nil {
+			b.ReportMetric(float64((cpuTime(p.cmd)-cpu[i]).Microseconds())/float64(b.N), p.name+"-cpu-µs/call")
+		}
+	}
 	p50 := make([]time.Duration, len(paths))
 	for i := range paths {
 		slices.Sort(took[i])
@@ -117,13 +180,20 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		b.ReportMetric(float64(p50[i].Microseconds()), paths[i].name+"-p50-µs")
 	}
 	floor := p50[0] + p50[1]
-	b.ReportMetric(float64(p50[2])/float64(floor), "serve-direct/floor")
-	b.ReportMetric(float64(p50[3])/float64(floor), "gateway/floor")
+	for i, p := range paths[2:] {
+		b.ReportMetric(float64(p50[i+2])/float64(floor), p.name+"/floor")
+	}
 
-	// Throughput: 8 callers at once on each path's session.
+	// Throughput: 8 callers at once on each path's session. With the
+	// machine busy, the wall-clock ratio swings with whatever else runs;
+	// the CPU a call costs (this process: the host's client and the fake
+	// server; plus the serving process) is what bounds the throughput of
+	// a machine the calls keep busy, so it is reported beside it.
 	const callers, each = 8, 200
+	var cpuPerCall []float64
 	rate := func(p callPath) float64 {
 		var wg sync.WaitGroup
+		self, proc := selfCPU(), cpuTime(p.cmd)
 		start := time.Now()
 		for range callers {
 			wg.Add(1)
@@ -138,12 +208,18 @@ func BenchmarkServeCallLatency(b *testing.B) {
 			}()
 		}
 		wg.Wait()
-		return float64(callers*each) / time.Since(start).Seconds()
+		took := time.Since(start)
+		used := selfCPU() - self + cpuTime(p.cmd) - proc
+		cpuPerCall = append(cpuPerCall, float64(used.Microseconds())/(callers*each))
+		return float64(callers*each) / took.Seconds()
 	}
 	direct := rate(paths[0])
+	b.ReportMetric(cpuPerCall[0], "direct-cpu-µs/call-8")
 	for _, p := range paths[2:] {
 		r := rate(p)
 		b.ReportMetric(r/direct, p.name+"-throughput/direct")
+		b.ReportMetric(cpuPerCall[len(cpuPerCall)-1], p.name+"-cpu-µs/call-8")
+		b.ReportMetric(cpuPerCall[0]/cpuPerCall[len(cpuPerCall)-1], p.name+"-cpu-throughput/direct")
 	}
 	b.Logf("p50: %s; floor %v", fmt.Sprint(p50), floor)
 	b.ReportMetric(0, "ns/op")

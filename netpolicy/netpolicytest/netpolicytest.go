@@ -55,6 +55,14 @@ type Network struct {
 	hosts   map[netip.AddrPort]string // fake address → loopback listener
 	dialled []string
 	lookups []string
+	served  []Served
+}
+
+// Served is one request a host of the network answered: the protocol it
+// came over and the client's end of its connection, which requests sharing
+// one connection have in common.
+type Served struct {
+	Host, Proto, RemoteAddr string
 }
 
 // New returns an empty network whose CA certificate is written to a file
@@ -126,12 +134,20 @@ func (n *Network) Resolve(name string, addrs ...string) {
 }
 
 // Serve serves h over TLS at addr, port 443, under a certificate for
-// names and addr, and makes each name resolve to addr. The server runs on
-// loopback and closes when the test ends.
+// names and addr, and makes each name resolve to addr. It offers HTTP/2 and
+// HTTP/1.1, as most servers on the internet do; [Network.Served] lists what
+// each request came over. The server runs on loopback and closes when the
+// test ends.
 func (n *Network) Serve(addr string, names []string, h http.Handler) *httptest.Server {
 	n.t.Helper()
 	ip := netip.MustParseAddr(addr)
-	srv := httptest.NewUnstartedServer(h)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.mu.Lock()
+		n.served = append(n.served, Served{Host: r.Host, Proto: r.Proto, RemoteAddr: r.RemoteAddr})
+		n.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	srv.EnableHTTP2 = true
 	// A client that does not trust the CA is what some tests are about.
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{n.leaf(names, ip)}}
@@ -242,6 +258,13 @@ func (n *Network) Dialled() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return slices.Clone(n.dialled)
+}
+
+// Served lists the requests the network's hosts answered so far, in order.
+func (n *Network) Served() []Served {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.served)
 }
 
 // Lookups lists the names resolved so far, in order.

@@ -1,0 +1,239 @@
+package serve_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/serve"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// servedBy checks who answered r's tool calls so far: the stdio fast path
+// for a session-era host (at least want of them), the go-sdk for a
+// 2026-07-28 one (none by the fast path).
+func servedBy(t *testing.T, r *running, version string, want int64) {
+	t.Helper()
+	got := serve.FastCalls(r.front)
+	switch {
+	case version >= "2026-07-28" && got != 0:
+		t.Errorf("%s: the fast path answered %d calls of a 2026-07-28 host; they are the go-sdk's", version, got)
+	case version < "2026-07-28" && got < want:
+		t.Errorf("%s: the fast path answered %d calls, want %d", version, got, want)
+	}
+}
+
+var nonces = regexp.MustCompile(`nonce=\\?"[^"\\]*\\?"`)
+
+// outcome is what a host sees of a call, the boundary's nonces aside.
+type outcome struct {
+	Err        string
+	IsError    bool
+	Content    string
+	Structured string
+}
+
+func outcomeOf(res *mcp.CallToolResult, err error) outcome {
+	if err != nil {
+		return outcome{Err: err.Error()}
+	}
+	b, _ := json.Marshal(res.Content)
+	s, _ := json.Marshal(res.StructuredContent)
+	return outcome{IsError: res.IsError, Content: nonces.ReplaceAllString(string(b), "nonce=N"), Structured: string(s)}
+}
+
+// The fast path answers every kind of call as the go-sdk server did:
+// results, model-safe failures, bad arguments, disabled and unknown tools,
+// structured content, at both session-era versions, gateway and direct.
+func TestFastPathAnswersAsTheGoSDKDid(t *testing.T) {
+	srv := fake.Start(t, nil)
+	url := upstream(t, catalog)
+	demo := cfg("demo", srv.URL)
+	demo.DisabledTools = []string{"add"}
+	calls := []struct {
+		direct bool
+		params *mcp.CallToolParams
+	}{
+		{false, &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"demo","tool":"echo","arguments":{"text":"hi"}}`)}},
+		{false, &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"up","tool":"weather","arguments":{"city":"Oslo"}}`)}},
+		{false, &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`"call demo echo"`)}},
+		{false, &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"demo","tool":"echo","arguments":[1]}`)}},
+		{false, &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"demo","tool":"add","arguments":{"a":1,"b":2}}`)}},
+		{false, &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"demo","tool":"nope"}`)}},
+		{false, &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"nowhere","tool":"x"}`)}},
+		{false, &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"demo","tool":"echo","arguments":{"server":"demo"}}`)}},
+		{false, &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"status"}`)}},
+		{true, &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}},
+		{true, &mcp.CallToolParams{Name: "mcp__up__weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)}},
+		{true, &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: json.RawMessage(`[1]`)}},
+		{true, &mcp.CallToolParams{Name: "mcp__demo__echo"}},
+		{true, &mcp.CallToolParams{Name: "mcp__demo__add", Arguments: json.RawMessage(`{"a":1,"b":2}`)}},
+		{true, &mcp.CallToolParams{Name: "mcp__demo__nope"}},
+	}
+	for _, version := range []string{"2025-06-18", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			for _, direct := range []bool{false, true} {
+				viaSDK := startHost(t, host{direct: direct, version: version, memory: true}, demo, cfg("up", url))
+				fast := startHost(t, host{direct: direct, version: version}, demo, cfg("up", url))
+				n := int64(0)
+				for _, c := range calls {
+					if c.direct != direct {
+						continue
+					}
+					want := outcomeOf(viaSDK.cs.CallTool(ctx10(t), c.params))
+					got := outcomeOf(fast.cs.CallTool(ctx10(t), c.params))
+					n++
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s %s:\n fast path %+v\n go-sdk    %+v", c.params.Name, c.params.Arguments, got, want)
+					}
+				}
+				if got := serve.FastCalls(fast.front); got != n {
+					t.Errorf("direct=%v: the fast path answered %d of %d calls", direct, got, n)
+				}
+				if got := serve.FastCalls(viaSDK.front); got != 0 {
+					t.Errorf("direct=%v: in-memory calls went through the stdio fast path (%d)", direct, got)
+				}
+			}
+		})
+	}
+}
+
+// A host's notifications/cancelled for a call the fast path serves
+// cancels the remote call, the session goes on, and calls of a 2026-07-28
+// host are still the go-sdk's.
+func TestFastPathCancellation(t *testing.T) {
+	srv := fake.Start(t, nil)
+	each(t, func(t *testing.T, version string) {
+		for _, direct := range []bool{false, true} {
+			r := startHost(t, host{direct: direct, version: version}, cfg("demo", srv.URL))
+			before := len(srv.Cancellations())
+			params := &mcp.CallToolParams{Name: "mcp__demo__slow", Arguments: json.RawMessage(`{"seconds":30}`)}
+			if !direct {
+				params = &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"demo","tool":"slow","arguments":{"seconds":30}}`)}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { _, err := r.cs.CallTool(ctx, params); done <- err }()
+			deadline := time.Now().Add(10 * time.Second)
+			for srv.InFlight("slow") == 0 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			cancel()
+			if err := <-done; err == nil {
+				t.Fatalf("direct=%v: a cancelled call returned no error", direct)
+			}
+			for len(srv.Cancellations()) == before && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if len(srv.Cancellations()) != before+1 {
+				t.Fatalf("direct=%v: the remote server never saw the cancellation", direct)
+			}
+			for srv.InFlight("slow") != 0 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			echo := &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: json.RawMessage(`{"text":"after"}`)}
+			if !direct {
+				echo = &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"demo","tool":"echo","arguments":{"text":"after"}}`)}
+			}
+			if res, err := r.cs.CallTool(ctx10(t), echo); err != nil || res.IsError || !strings.Contains(textOf(res), "after") {
+				t.Fatalf("direct=%v: a call after the cancelled one: %v %+v", direct, err, res)
+			}
+			servedBy(t, r, version, 1)
+		}
+	})
+}
+
+// Over the wire: the fast path answers with the request's own ID (string
+// or number), content never null, progress to the host's token as the
+// host wrote it; before initialize, a call is the go-sdk's to refuse.
+func TestFastPathOnTheWire(t *testing.T) {
+	url := upstream(t, catalog)
+	h := startRawWith(t, true, cfg("up", url))
+	h.send(`{"jsonrpc":"2.0","id":"early","method":"tools/call","params":{"name":"mcp__up__count"}}`)
+	if r := h.reply(); r.Error == nil || string(r.ID) != `"early"` {
+		t.Fatalf("a call before initialize: %+v", r)
+	}
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if r := h.reply(); r.Error != nil {
+		t.Fatalf("initialize: %+v", r.Error)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.send(`{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"mcp__up__count","_meta":{"progressToken":12345678901234567}}}`)
+	var progress []string
+	for {
+		line := h.line()
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Token json.RawMessage `json:"progressToken"`
+			} `json:"params"`
+			Result struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		if msg.Method == "notifications/progress" {
+			progress = append(progress, string(msg.Params.Token))
+		}
+		if msg.Method != "" {
+			continue // the mirror's list_changed, progress
+		}
+		if string(msg.ID) != `"a-1"` || !strings.Contains(string(msg.Result.Content), "counted") {
+			t.Fatalf("the answer: %s", line)
+		}
+
+		break
+	}
+	if fmt.Sprint(progress) != "[12345678901234567 12345678901234567 12345678901234567]" {
+		t.Errorf("progress tokens: %v", progress)
+	}
+	h.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcp__up__nothing"}}`)
+	r := h.reply()
+	for r.ID == nil {
+		r = h.reply() // notifications
+	}
+	if string(r.ID) != "7" || r.Error == nil || r.Error.Code != -32602 {
+		t.Fatalf("an unknown tool: %+v", r)
+	}
+	// Member names are matched exactly, as the go-sdk matches them: this
+	// one has no name, and is the go-sdk's to refuse.
+	h.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"Name":"mcp__up__count"}}`)
+	r = h.reply()
+	for r.ID == nil {
+		r = h.reply()
+	}
+	if string(r.ID) != "8" || r.Error == nil {
+		t.Fatalf("a call without a name: %+v", r)
+	}
+	if got := serve.FastCalls(h.front); got != 2 {
+		t.Errorf("the fast path answered %d calls, want 2", got)
+	}
+}
+
+// A host that goes away mid-call (its stdin closes) cancels the calls the
+// fast path serves for it, as the go-sdk cancels its own.
+func TestFastPathCallsEndWithTheHost(t *testing.T) {
+	srv := fake.Start(t, nil)
+	r := startHost(t, host{}, cfg("demo", srv.URL))
+	go r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"demo","tool":"slow","arguments":{"seconds":30}}`)})
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.InFlight("slow") == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.hostIn.Close() // the host's process ends
+	for len(srv.Cancellations()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(srv.Cancellations()) != 1 {
+		t.Fatal("the remote call outlived the host")
+	}
+}

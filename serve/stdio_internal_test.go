@@ -1,0 +1,108 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// FuzzEnvelope holds envelope to the go-sdk's decoder: a line envelope
+// decodes is one jsonrpc.DecodeMessage decodes as the same request, so
+// the fast path never takes what the go-sdk would have refused.
+func FuzzEnvelope(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","_meta":{"progressToken":7}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"JSONRPC":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","ID":1,"Method":"ping"}`,
+		`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":null}`,
+		`{"jsonrpc":"1.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"} trailing`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"t","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`,
+		`{"jsonrpc":"2.0","id":1,"method":"t\u00e9\"\\","params":"x\"[{"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		req := envelope(line)
+		if req == nil {
+			return
+		}
+		msg, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			t.Fatalf("envelope took %q, which the go-sdk refuses: %v", line, err)
+		}
+		want, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			t.Fatalf("envelope took %q as a request; the go-sdk reads %T", line, msg)
+		}
+		if want.Method != req.Method || want.ID != req.ID || !bytes.Equal(bytes.TrimSpace(want.Params), bytes.TrimSpace(req.Params)) {
+			t.Fatalf("%q: envelope read %q %v %s, the go-sdk %q %v %s", line, req.Method, req.ID, req.Params, want.Method, want.ID, want.Params)
+		}
+	})
+}
+
+func TestTooDeep(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		deep bool
+	}{
+		{strings.Repeat("[", 3) + strings.Repeat("]", 3), false},
+		{strings.Repeat("[", 4) + strings.Repeat("]", 4), true},
+		{`{"a":"[[[[[[["}`, false},
+		{`{"a":"\"[[[[[[["}`, false},
+		{`[[{"a":"\\"}]]`, false},
+		{`[[{"a":"\\"}]][[[[`, true},
+	} {
+		if got := tooDeep([]byte(tc.line), 3); got != tc.deep {
+			t.Errorf("%s: tooDeep %v, want %v", tc.line, got, tc.deep)
+		}
+	}
+}
+
+// The fast path's responses are the bytes the go-sdk writes for the same
+// result or error: an empty content as [], HTML characters as the
+// result's own encoder left them.
+func TestFastPathRepliesAsTheGoSDK(t *testing.T) {
+	for _, tc := range []struct {
+		id  any
+		res *mcp.CallToolResult
+		err error
+	}{
+		{float64(7), &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "<untrusted-content nonce=\"x\"> & </untrusted-content>"}}, IsError: true}, nil},
+		{"a<b>", &mcp.CallToolResult{StructuredContent: json.RawMessage(`{"t":21}`)}, nil},
+		{"c", nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `unknown tool "x"`}},
+		{float64(8), nil, context.Canceled},
+	} {
+		id, _ := jsonrpc.MakeID(tc.id)
+		var got bytes.Buffer
+		p := &fastPath{f: &Front{opts: Options{Logger: slog.New(slog.DiscardHandler)}}, out: &got}
+		p.reply(id, tc.res, tc.err)
+		want := &jsonrpc.Response{ID: id, Error: tc.err}
+		if tc.res != nil {
+			r := *tc.res
+			if r.Content == nil {
+				r.Content = []mcp.Content{}
+			}
+			want.Result, _ = json.Marshal(&r)
+		}
+		b, err := jsonrpc.EncodeMessage(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != string(b)+"\n" {
+			t.Errorf("fast path:\n %s\ngo-sdk:\n %s", got.String(), b)
+		}
+	}
+}
