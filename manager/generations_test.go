@@ -375,10 +375,13 @@ func TestCatalogFreshness(t *testing.T) {
 		h := fake.StartHostile(t, fake.HostileOptions{Stateless: true, ToolsList: withTTL(300)})
 		m := newManager(t, nil, cfg("s", h.URL))
 		toolNames(t, m, "s")
+		// On a loaded machine the first read may already come after the
+		// expiry and list again: count from here.
+		before := h.Requests("tools/list")
 		time.Sleep(400 * time.Millisecond)
 		toolNames(t, m, "s")
-		if n := h.Requests("tools/list"); n != 2 {
-			t.Errorf("%d tools/list after expiry, want 2", n)
+		if n := h.Requests("tools/list") - before; n != 1 {
+			t.Errorf("%d tools/list after expiry, want 1", n)
 		}
 	})
 }
