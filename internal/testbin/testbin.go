@@ -3,7 +3,10 @@
 // binary, with the race detector when the tests have it, so a race in a
 // process fails its test too.
 //
-//	func TestMain(m *testing.M) { goleak.VerifyTestMain(testbin.Removing(m)) }
+//	func TestMain(m *testing.M) {
+//		testbin.NoExitPause()
+//		goleak.VerifyTestMain(testbin.Removing(m))
+//	}
 //	...
 //	bin := testbin.Mcpgate(t) // skips under -short
 //	var out testbin.Output    // the process's stderr, read while it runs
@@ -102,6 +105,20 @@ func (o *Output) String() string {
 	defer o.mu.Unlock()
 	return o.b.String()
 }
+
+// NoExitPause is the first call of every package's TestMain. A program
+// built with -race waits a second before it exits (the race detector's
+// atexit_sleep_ms, for goroutines still running as main returns), so
+// each of `go test -race ./...`'s thirty test binaries held a place in
+// the run for a second doing nothing, and each race-built mcpgate a test
+// starts made that test wait a second more. With -race on Unix it re-runs
+// the test binary in place (exec: same process, arguments and output)
+// with GORACE=atexit_sleep_ms=0 added, which every process the tests
+// start inherits; with a GORACE that already sets atexit_sleep_ms, or
+// without -race, it does nothing. Races are found as before: the testing
+// package fails the test a race happens in, and a race after the tests
+// still makes the binary exit with status 66.
+func NoExitPause() { skipExitPause() }
 
 // Waiting raises how many parallel tests run at once to n, for a package
 // whose tests spend their time waiting on processes and servers rather
