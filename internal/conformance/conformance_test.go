@@ -14,8 +14,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/fake"
 	"github.com/mcpgate/mcpgate/internal/nodetest"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 )
 
 // The revision whose required client scenarios must all pass.
@@ -80,22 +79,17 @@ type binaries struct {
 	mcpgate, driver, browser string
 }
 
-// build compiles mcpgate and the driver once for the whole test.
+// build compiles mcpgate and the driver once for the whole test, without
+// the race detector: the suite judges what mcpgate says on the wire, and
+// the code those processes run is raced in-process by the packages' own
+// tests (manager, oauth, internal/cli).
 func build(t *testing.T) binaries {
 	t.Helper()
-	dir := t.TempDir()
-	b := binaries{
-		mcpgate: filepath.Join(dir, "mcpgate"),
-		driver:  filepath.Join(dir, "driver"),
+	return binaries{
+		mcpgate: testbin.McpgateWithoutRace(t),
+		driver:  testbin.Build(t, "./internal/conformance/driver", false),
 		browser: fake.BuildBrowser(t),
 	}
-	for pkg, out := range map[string]string{"../../cmd/mcpgate": b.mcpgate, "./driver": b.driver} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
-		}
-	}
-	return b
 }
 
 var listed = regexp.MustCompile(`^\s+- (\S+)`)
