@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,10 +45,17 @@ var notRequired = regexp.MustCompile(`^sep-2640-`)
 
 func TestConformance(t *testing.T) {
 	tools := nodetest.Find(t)
+	// The two lists (a node start each) while the binaries build.
+	var required, all []string
+	var errRequired, errAll error
+	var listing sync.WaitGroup
+	listing.Go(func() { required, errRequired = scenarios(tools, "--client", "--requirements", revision) })
+	listing.Go(func() { all, errAll = scenarios(tools, "--client") })
 	bins := build(t)
-
-	required := scenarios(t, tools, "--client", "--requirements", revision)
-	all := scenarios(t, tools, "--client")
+	listing.Wait()
+	if err := errors.Join(errRequired, errAll); err != nil {
+		t.Fatal(err)
+	}
 	if len(required) == 0 || len(all) == 0 {
 		t.Fatal("the suite listed no client scenarios")
 	}
@@ -111,13 +120,12 @@ var listed = regexp.MustCompile(`^\s+- (\S+)`)
 // scenarios lists client scenarios as the suite names them. With
 // --requirements only the scored ones count: the list stops where the
 // suite starts naming those it runs without scoring.
-func scenarios(t *testing.T, tools *nodetest.Tools, args ...string) []string {
-	t.Helper()
+func scenarios(tools *nodetest.Tools, args ...string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := tools.Command(ctx, "conformance", append([]string{"list"}, args...)...).Output()
 	if err != nil {
-		t.Fatalf("conformance list %s: %v", strings.Join(args, " "), err)
+		return nil, fmt.Errorf("conformance list %s: %v", strings.Join(args, " "), err)
 	}
 	var names []string
 	inClient := false
@@ -137,7 +145,7 @@ func scenarios(t *testing.T, tools *nodetest.Tools, args ...string) []string {
 			}
 		}
 	}
-	return names
+	return names, nil
 }
 
 // runSuite runs a whole set of scenarios in one process of the suite, its
