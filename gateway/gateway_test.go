@@ -463,10 +463,13 @@ func TestSignInErrorsKeepRemoteTextOut(t *testing.T) {
 // pass, but an answer carries a bounded total of them; the rest are
 // described, so the model knows they exist.
 func TestManyImagesAreBoundedTogether(t *testing.T) {
+	// Twenty images of 200 KiB, each under the 256 KiB bound of one image
+	// and together four times the 1 MiB bound of an answer's attachments.
+	const n = 20
 	img := make([]byte, 200<<10)
 	h := fake.StartHostile(t, fake.HostileOptions{CallTool: func(w http.ResponseWriter, r *http.Request, id, params json.RawMessage) {
 		var content []mcp.Content
-		for range 100 {
+		for range n {
 			content = append(content, &mcp.ImageContent{MIMEType: "image/png", Data: img})
 		}
 		fake.WriteResult(w, id, &mcp.CallToolResult{Content: content})
@@ -489,7 +492,7 @@ func TestManyImagesAreBoundedTogether(t *testing.T) {
 		}
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
-	if images == 0 || images >= 100 || !strings.Contains(text, "not shown") {
+	if images == 0 || images >= n || !strings.Contains(text, "not shown") {
 		t.Errorf("%d images attached; text:\n%.600s", images, text)
 	}
 }

@@ -18,12 +18,16 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/netpolicy"
 	"github.com/mcpgate/mcpgate/netpolicy/netpolicytest"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testbin.NoExitPause()
+	goleak.VerifyTestMain(m)
+}
 
 // Scopes of the servers the tests' requests are for.
 var (

@@ -8,6 +8,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	testbin.NoExitPause()
 	testbin.Waiting(8)
 	goleak.VerifyTestMain(m)
 }

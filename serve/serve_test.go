@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/serve"
@@ -23,7 +24,10 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testbin.NoExitPause()
+	goleak.VerifyTestMain(m)
+}
 
 func cfg(id, url string) mcpgate.ServerConfig {
 	return mcpgate.ServerConfig{ID: id, URL: url, Auth: mcpgate.AuthNone, Enabled: true}

@@ -16,6 +16,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	testbin.NoExitPause()
 	serveStdioEcho()
 	testbin.Waiting(8)
 	goleak.VerifyTestMain(testbin.Removing(m))

@@ -20,8 +20,24 @@ import (
 	"github.com/mcpgate/mcpgate/internal/testbin"
 )
 
-// mcpgateBinary is the mcpgate command, built once per test run.
+// mcpgateBinary is the mcpgate command, built once per test run, with
+// the race detector when the tests have it.
 func mcpgateBinary(t testing.TB) string { return testbin.Mcpgate(t) }
+
+// binary is the mcpgate a command of these tests runs as. Long-lived
+// processes (serve, ui) are race-built when the tests are: they run
+// their own goroutines side by side with other processes for as long as
+// a test lasts. A one-shot command (add, auth, call, list, status...) is
+// built without the race detector: the same commands run in-process
+// under it (the harness's tests), what only a separate process shows is
+// files, locks and output shared between processes, and the dozens of
+// them these tests start took several times the CPU race-built.
+func (p *procs) binary(args []string) string {
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "ui") {
+		return p.longLived
+	}
+	return p.oneShot
+}
 
 // procs runs the mcpgate binary as separate processes sharing one config
 // and data directory, the way a person's shell and their agents do. Each
@@ -29,11 +45,11 @@ func mcpgateBinary(t testing.TB) string { return testbin.Mcpgate(t) }
 // browser as $BROWSER. Every output is kept so that secretsLeaked can
 // check none of it holds a secret.
 type procs struct {
-	t            testing.TB
-	bin          string
-	cfg, dataDir string
-	browserLog   string
-	env          []string
+	t                  testing.TB
+	longLived, oneShot string // see binary
+	cfg, dataDir       string
+	browserLog         string
+	env                []string
 
 	mu      sync.Mutex
 	outputs []string
@@ -41,14 +57,13 @@ type procs struct {
 
 func newProcs(t testing.TB) *procs {
 	t.Helper()
-	bin := mcpgateBinary(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	p := &procs{
-		t: t, bin: bin,
+		t: t, longLived: mcpgateBinary(t), oneShot: testbin.McpgateWithoutRace(t),
 		cfg:        filepath.Join(dir, "config.json"),
 		dataDir:    filepath.Join(dir, "data"),
 		browserLog: filepath.Join(dir, "browser.log"),
@@ -72,7 +87,7 @@ func newProcs(t testing.TB) *procs {
 // command prepares mcpgate --config CFG --data-dir DATA args..., killed
 // if it outlives the test's patience.
 func (p *procs) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, p.bin, append([]string{"--config", p.cfg, "--data-dir", p.dataDir}, args...)...)
+	cmd := exec.CommandContext(ctx, p.binary(args), append([]string{"--config", p.cfg, "--data-dir", p.dataDir}, args...)...)
 	cmd.Env = p.env
 	cmd.WaitDelay = 5 * time.Second
 	return cmd

@@ -36,13 +36,14 @@ func TestServeToTheTypeScriptSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serve := p.binary([]string{"serve"})
 	for _, mode := range []string{"gateway", "direct"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, x.Bin("node"), script, x.Module("@modelcontextprotocol/sdk"), mode,
-				p.bin, "--config", p.cfg, "--data-dir", p.dataDir)
+				serve, "--config", p.cfg, "--data-dir", p.dataDir)
 			cmd.Env = x.Env(p.env)
 			cmd.WaitDelay = 5 * time.Second
 			out, err := cmd.CombinedOutput()

@@ -13,16 +13,22 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"os/exec"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/fake"
 	"github.com/mcpgate/mcpgate/internal/nodetest"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 )
 
 // The revision whose required client scenarios must all pass.
@@ -39,38 +45,54 @@ var notRequired = regexp.MustCompile(`^sep-2640-`)
 
 func TestConformance(t *testing.T) {
 	tools := nodetest.Find(t)
+	// The two lists (a node start each) while the binaries build.
+	var required, all []string
+	var errRequired, errAll error
+	var listing sync.WaitGroup
+	listing.Go(func() { required, errRequired = scenarios(tools, "--client", "--requirements", revision) })
+	listing.Go(func() { all, errAll = scenarios(tools, "--client") })
 	bins := build(t)
-
-	required := scenarios(t, tools, "--client", "--requirements", revision)
-	all := scenarios(t, tools, "--client")
+	listing.Wait()
+	if err := errors.Join(errRequired, errAll); err != nil {
+		t.Fatal(err)
+	}
 	if len(required) == 0 || len(all) == 0 {
 		t.Fatal("the suite listed no client scenarios")
 	}
 
-	// Each run starts node, the driver and several mcpgate processes, and
-	// mostly waits on loopback; a few at a time keep it quick without
+	// A run alone starts node, the driver and several mcpgate processes,
+	// and mostly waits on loopback; a few at a time keep it quick without
 	// starving the machine.
 	sem := make(chan struct{}, 4)
+	alone := func(t *testing.T, sc string, extra ...string) {
+		sem <- struct{}{}
+		defer func() { <-sem }()
+		runScenario(t, tools, bins, sc, extra...)
+	}
 	t.Run(revision, func(t *testing.T) {
+		clean := runSuite(t, tools, bins, "--requirements", revision)
 		for _, sc := range required {
 			t.Run(sc, func(t *testing.T) {
 				t.Parallel()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				runScenario(t, tools, bins, sc, "--spec-version", revision, "--force")
+				if clean[sc] {
+					return
+				}
+				alone(t, sc, "--spec-version", revision, "--force")
 			})
 		}
 	})
 	t.Run("all", func(t *testing.T) {
+		clean := runSuite(t, tools, bins, "--suite", "all")
 		for _, sc := range all {
 			if notRequired.MatchString(sc) {
 				continue
 			}
 			t.Run(sc, func(t *testing.T) {
 				t.Parallel()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				runScenario(t, tools, bins, sc)
+				if clean[sc] {
+					return
+				}
+				alone(t, sc)
 			})
 		}
 	})
@@ -80,22 +102,17 @@ type binaries struct {
 	mcpgate, driver, browser string
 }
 
-// build compiles mcpgate and the driver once for the whole test.
+// build compiles mcpgate and the driver once for the whole test, without
+// the race detector: the suite judges what mcpgate says on the wire, and
+// the code those processes run is raced in-process by the packages' own
+// tests (manager, oauth, internal/cli).
 func build(t *testing.T) binaries {
 	t.Helper()
-	dir := t.TempDir()
-	b := binaries{
-		mcpgate: filepath.Join(dir, "mcpgate"),
-		driver:  filepath.Join(dir, "driver"),
+	return binaries{
+		mcpgate: testbin.McpgateWithoutRace(t),
+		driver:  testbin.Build(t, "./internal/conformance/driver", false),
 		browser: fake.BuildBrowser(t),
 	}
-	for pkg, out := range map[string]string{"../../cmd/mcpgate": b.mcpgate, "./driver": b.driver} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
-		}
-	}
-	return b
 }
 
 var listed = regexp.MustCompile(`^\s+- (\S+)`)
@@ -103,13 +120,12 @@ var listed = regexp.MustCompile(`^\s+- (\S+)`)
 // scenarios lists client scenarios as the suite names them. With
 // --requirements only the scored ones count: the list stops where the
 // suite starts naming those it runs without scoring.
-func scenarios(t *testing.T, tools *nodetest.Tools, args ...string) []string {
-	t.Helper()
+func scenarios(tools *nodetest.Tools, args ...string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := tools.Command(ctx, "conformance", append([]string{"list"}, args...)...).Output()
 	if err != nil {
-		t.Fatalf("conformance list %s: %v", strings.Join(args, " "), err)
+		return nil, fmt.Errorf("conformance list %s: %v", strings.Join(args, " "), err)
 	}
 	var names []string
 	inClient := false
@@ -129,8 +145,79 @@ func scenarios(t *testing.T, tools *nodetest.Tools, args ...string) []string {
 			}
 		}
 	}
-	return names
+	return names, nil
 }
+
+// runSuite runs a whole set of scenarios in one process of the suite, its
+// parallel mode (--requirements or --suite), and returns those that passed
+// there beyond doubt: every check a success or informational, and the
+// driver's own line saying it exited 0 (the suite's parallel mode keeps
+// the checks of each scenario but not the client's exit status, and a
+// client it killed at the timeout writes no such line). Such a scenario
+// passes as it would alone. Every other one is run again alone and judged
+// by the suite there: the ones where a correct client must give up (the
+// driver exits 1, which only the lone run's judgement allows), and any
+// the parallel run failed or did not finish. Node's start, most of what
+// a run costs, is paid once per set instead of once per scenario.
+func runSuite(t *testing.T, tools *nodetest.Tools, b binaries, set ...string) map[string]bool {
+	t.Helper()
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	args := append([]string{"client", "--command", b.driver, "--timeout", "60000", "-o", out}, set...)
+	cmd := tools.Command(ctx, "conformance", args...)
+	cmd.Env = append(cmd.Env, "MCPGATE_BIN="+b.mcpgate, "FAKEBROWSER="+b.browser)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	// Its exit status judges the set as a whole; each scenario is judged
+	// below, or alone.
+	if err := cmd.Run(); err != nil && ctx.Err() != nil {
+		t.Logf("the suite's parallel run (%s) did not finish: %v; every scenario runs alone", strings.Join(set, " "), err)
+	}
+	clean := map[string]bool{}
+	_ = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(out, path)
+		m := resultDir.FindStringSubmatch(filepath.ToSlash(rel))
+		if m == nil {
+			return nil
+		}
+		clean[m[1]] = passedClean(path)
+		return filepath.SkipDir
+	})
+	return clean
+}
+
+// resultDir is the folder the suite saves a scenario's results in:
+// its name, then the time it started.
+var resultDir = regexp.MustCompile(`^(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$`)
+
+// passedClean says a scenario's saved results are a pass as the suite
+// judges a lone run: no check failed or warned, and the client exited 0.
+func passedClean(dir string) bool {
+	raw, err := os.ReadFile(filepath.Join(dir, "checks.json"))
+	if err != nil {
+		return false
+	}
+	var checks []struct {
+		Status string `json:"status"`
+	}
+	if json.Unmarshal(raw, &checks) != nil || len(checks) == 0 {
+		return false
+	}
+	for _, c := range checks {
+		if c.Status == "FAILURE" || c.Status == "WARNING" {
+			return false
+		}
+	}
+	stdout, err := os.ReadFile(filepath.Join(dir, "stdout.txt"))
+	return err == nil && slices.Contains(strings.Split(string(stdout), "\n"), exitedZero)
+}
+
+// exitedZero is the line the driver prints last when it exits 0.
+const exitedZero = "driver: exit 0"
 
 // runScenario runs one scenario alone and fails the test unless the suite
 // judges it passed.

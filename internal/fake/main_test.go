@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	testbin.NoExitPause()
 	goleak.VerifyTestMain(m)
 }
 

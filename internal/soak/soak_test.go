@@ -19,12 +19,14 @@ import (
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	testbin.NoExitPause()
 	goleak.VerifyTestMain(m)
 }
 

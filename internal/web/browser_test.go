@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,11 +22,13 @@ import (
 // chromiumPath is Debian's chromium, which CI installs.
 const chromiumPath = "/usr/bin/chromium"
 
-// browser is a headless chromium with a fresh profile, closed (and its
-// process ended) when the test ends. Screenshots go under dir: a folder
-// per test in $MCPGATE_SCREENSHOT_DIR when that is set (.ci/run sets it,
-// outside the repository), else the test's temp dir, in which case a
-// failing test copies them somewhere that survives it and says where.
+// browser is a page of its own in the test binary's headless chromium,
+// in a browser context of its own (cookies, storage and cache as in a
+// fresh profile), closed when the test ends. Screenshots go under dir: a
+// folder per test in $MCPGATE_SCREENSHOT_DIR when that is set (.ci/run
+// sets it, outside the repository), else the test's temp dir, in which
+// case a failing test copies them somewhere that survives it and says
+// where.
 type browser struct {
 	t    *testing.T
 	ctx  context.Context
@@ -34,15 +37,17 @@ type browser struct {
 	n    int
 }
 
-func newBrowser(t *testing.T) *browser {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") != "" {
-			// .ci/run installs it: missing there is a broken CI, not a skip.
-			t.Fatalf("no browser at %s in CI (.ci/run must apt-get install chromium): %v", chromiumPath, err)
-		}
-		t.Skipf("no browser at %s (apt-get install chromium): %v", chromiumPath, err)
-	}
+// chromium is the one browser process of this test binary, started by
+// the first test that needs it and ended by TestMain after the tests:
+// starting one per test cost each about a second of CPU.
+var chromium struct {
+	once   sync.Once
+	ctx    context.Context // the browser's; tests make their contexts under it
+	cancel func()
+	err    error
+}
+
+func startChromium() {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Headless,
@@ -56,17 +61,58 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-default-apps", true),
 		chromedp.Flag("no-proxy-server", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 	}
+	profile, err := os.MkdirTemp("", "mcpgate-web-chromium-")
+	if err != nil {
+		chromium.err = err
+		return
+	}
+	opts = append(opts, chromedp.UserDataDir(profile))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelCtx := chromedp.NewContext(actx)
+	chromium.ctx = bctx
+	chromium.cancel = func() {
+		cancelCtx()
+		cancelAlloc() // waits for the process to end
+		os.RemoveAll(profile)
+	}
 	// The first Run starts the browser, which lives as long as that call's
-	// context: no timeout on it, only on the actions after it.
+	// context: no timeout on it.
+	if chromium.err = chromedp.Do(bctx); chromium.err != nil {
+		chromium.cancel()
+	}
+}
+
+// closingChromium runs m's tests, then ends the browser, before goleak
+// looks for goroutines left running.
+type closingChromium struct{ m *testing.M }
+
+func (c closingChromium) Run() int {
+	code := c.m.Run()
+	if chromium.cancel != nil {
+		chromium.cancel()
+	}
+	return code
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") != "" {
+			// .ci/run installs it: missing there is a broken CI, not a skip.
+			t.Fatalf("no browser at %s in CI (.ci/run must apt-get install chromium): %v", chromiumPath, err)
+		}
+		t.Skipf("no browser at %s (apt-get install chromium): %v", chromiumPath, err)
+	}
+	chromium.once.Do(startChromium)
+	if chromium.err != nil {
+		t.Fatalf("starting %s: %v", chromiumPath, chromium.err)
+	}
+	bctx, cancelCtx := chromedp.NewContext(chromium.ctx, chromedp.WithNewBrowserContext())
 	if err := chromedp.Do(bctx); err != nil {
 		cancelCtx()
-		cancelAlloc()
-		t.Fatalf("starting %s: %v", chromiumPath, err)
+		t.Fatalf("opening a page in %s: %v", chromiumPath, err)
 	}
 	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
 	b := &browser{t: t, ctx: ctx, dir: t.TempDir()}
@@ -90,7 +136,6 @@ func newBrowser(t *testing.T) *browser {
 		}
 		cancelTimeout()
 		cancelCtx()
-		cancelAlloc()
 	})
 	return b
 }

@@ -22,11 +22,15 @@ import (
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/serve/inbound"
 	"github.com/mcpgate/mcpgate/store"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testbin.NoExitPause()
+	goleak.VerifyTestMain(m)
+}
 
 const audience = "mcpgate-test"
 

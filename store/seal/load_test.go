@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/zalando/go-keyring"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	testbin.NoExitPause()
 	// No test may reach the real OS keyring: tests that want one install
 	// a fake with fakeKeyring.
 	keyringGet = func(string, string) (string, error) { return "", errors.New("test touched the real keyring") }

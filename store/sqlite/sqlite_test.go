@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/seal"
 	"github.com/mcpgate/mcpgate/store/sqlite"
@@ -26,6 +27,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	testbin.NoExitPause()
 	goleak.VerifyTestMain(m)
 }
 

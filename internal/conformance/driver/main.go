@@ -17,9 +17,9 @@
 // else from the server's protected resource metadata (see issuer).
 //
 // It exits 0 when every step did what the scenario asks of a client, and 1
-// otherwise; for scenarios where a correct client must refuse, a refusal
-// by mcpgate is a failure of the step and so exits 1, which the suite
-// expects.
+// otherwise (saying which last on stdout); for scenarios where a correct
+// client must refuse, a refusal by mcpgate is a failure of the step and
+// so exits 1, which the suite expects.
 package main
 
 import (
@@ -40,20 +40,28 @@ import (
 func main() {
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: driver SERVER_URL (with MCP_CONFORMANCE_SCENARIO set)")
-		os.Exit(2)
+		exit(2)
 	}
 	d, err := newDriver(os.Args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
-		os.Exit(2)
+		exit(2)
 	}
-	defer os.RemoveAll(d.dir)
 	err = d.run(os.Getenv("MCP_CONFORMANCE_SCENARIO"))
+	os.RemoveAll(d.dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
-		os.RemoveAll(d.dir)
-		os.Exit(1)
+		exit(1)
 	}
+	exit(0)
+}
+
+// exit ends the driver with code, saying so last on stdout ("driver: exit
+// 0"): the suite's parallel mode keeps what a client printed but not how
+// it exited, and the test reads it there.
+func exit(code int) {
+	fmt.Printf("driver: exit %d\n", code)
+	os.Exit(code)
 }
 
 // server is the name the driver gives the scenario's server in mcpgate.
