@@ -17,6 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	serveStdioEcho()
+	serveRawProxy()
 	testbin.Waiting(8)
 	goleak.VerifyTestMain(testbin.Removing(m))
 }
