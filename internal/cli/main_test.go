@@ -18,6 +18,7 @@ import (
 func TestMain(m *testing.M) {
 	testbin.NoExitPause()
 	serveStdioEcho()
+	serveRawProxy()
 	testbin.Waiting(8)
 	goleak.VerifyTestMain(testbin.Removing(m))
 }

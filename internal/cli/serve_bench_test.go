@@ -76,19 +76,26 @@ func cpuTime(cmd *exec.Cmd) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// BenchmarkServeCallLatency measures one echo call four ways, alternating
+// BenchmarkServeCallLatency measures one echo call six ways, alternating
 // them in one run so all see the same machine:
 //
 //   - direct: the go-sdk client to the fake server over Streamable HTTP;
 //   - stdio-hop: the go-sdk client to a go-sdk stdio echo server (one
 //     stdio hop alone, no network);
+//   - direct-2026: direct, but speaking 2026-07-28, as mcpgate's manager
+//     does to the fake (which serves that generation statelessly);
+//   - raw-proxy, raw-proxy-2025: through the raw proxy (rawproxy_test.go),
+//     which forwards each call's line with its own POST, speaking
+//     2026-07-28 upstream as mcpgate's manager does, or 2025-11-25 as
+//     direct does: the ceiling of any stdio proxy with one HTTP hop;
 //   - serve-direct: through `mcpgate serve --direct` (mcp__demo__echo);
 //   - serve-gateway: through `mcpgate serve`, the gateway's call action.
 //
-// The floor for a stdio proxy is direct + stdio-hop. It reports each
-// path's p50 and each serve path's p50 against the floor, then the
-// throughput of 8 concurrent callers through each serve path against
-// direct:
+// The floor for a stdio proxy is direct + stdio-hop (floor-2026:
+// direct-2026 + stdio-hop). It reports each path's p50 and each proxy
+// path's p50 against both floors, then the throughput of 8 concurrent
+// callers through direct-2026 and each proxy path against direct (and
+// each proxy's against direct-2026):
 //
 //	go test -run '^$' -bench ServeCallLatency -benchtime 3000x -count 2 ./internal/cli/
 //
@@ -101,14 +108,15 @@ func BenchmarkServeCallLatency(b *testing.B) {
 	p.mustRun(0, "add", "demo", srv.URL, "--auth", "none")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	connect := func(name string, t mcp.Transport) *mcp.ClientSession {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	connectAt := func(name string, t mcp.Transport, version string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { cs.Close() })
 		return cs
 	}
+	connect := func(name string, t mcp.Transport) *mcp.ClientSession { return connectAt(name, t, "2025-11-25") }
 	self, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
@@ -120,9 +128,16 @@ func BenchmarkServeCallLatency(b *testing.B) {
 	process := func(name string, cmd *exec.Cmd, tool string, args any) callPath {
 		return callPath{name, connect(name, &mcp.CommandTransport{Command: cmd}), tool, args, cmd}
 	}
+	rawProxy := func(name, version string) callPath {
+		cs, cmd := startRawProxy(b, ctx, srv.URL, version)
+		return callPath{name, cs, "echo", text, cmd}
+	}
 	paths := []callPath{
 		{"direct", connect("direct", &mcp.StreamableClientTransport{Endpoint: srv.URL}), "echo", text, nil},
 		process("stdio-hop", echo, "echo", text),
+		{"direct-2026", connectAt("direct-2026", &mcp.StreamableClientTransport{Endpoint: srv.URL}, "2026-07-28"), "echo", text, nil},
+		rawProxy("raw-proxy", "2026-07-28"),
+		rawProxy("raw-proxy-2025", "2025-11-25"),
 		process("serve-direct", p.command(ctx, "serve", "--direct"), "mcp__demo__echo", text),
 		process("serve-gateway", p.command(ctx, "serve"), "mcp", gatewayArgs),
 	}
@@ -179,13 +194,16 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		p50[i] = took[i][len(took[i])/2]
 		b.ReportMetric(float64(p50[i].Microseconds()), paths[i].name+"-p50-µs")
 	}
-	floor := p50[0] + p50[1]
-	for i, p := range paths[2:] {
-		b.ReportMetric(float64(p50[i+2])/float64(floor), p.name+"/floor")
+	const firstProxy = 3 // paths before it are the floors' parts
+	floor, floor26 := p50[0]+p50[1], p50[2]+p50[1]
+	for i := firstProxy; i < len(paths); i++ {
+		b.ReportMetric(float64(p50[i])/float64(floor), paths[i].name+"/floor")
+		b.ReportMetric(float64(p50[i])/float64(floor26), paths[i].name+"/floor-2026")
 	}
 
-	// Throughput: 8 callers at once on each path's session. With the
-	// machine busy, the wall-clock ratio swings with whatever else runs;
+	// Throughput: 8 callers at once on each path's session but the stdio
+	// hop's. With the machine busy, the wall-clock ratio swings with
+	// whatever else runs;
 	// the CPU a call costs (this process: the host's client and the fake
 	// server; plus the serving process) is what bounds the throughput of
 	// a machine the calls keep busy, so it is reported beside it.
@@ -215,12 +233,16 @@ func BenchmarkServeCallLatency(b *testing.B) {
 	}
 	direct := rate(paths[0])
 	b.ReportMetric(cpuPerCall[0], "direct-cpu-µs/call-8")
-	for _, p := range paths[2:] {
+	direct26 := rate(paths[2])
+	b.ReportMetric(direct26/direct, "direct-2026-throughput/direct")
+	b.ReportMetric(cpuPerCall[1], "direct-2026-cpu-µs/call-8")
+	for _, p := range paths[firstProxy:] {
 		r := rate(p)
 		b.ReportMetric(r/direct, p.name+"-throughput/direct")
+		b.ReportMetric(r/direct26, p.name+"-throughput/direct-2026")
 		b.ReportMetric(cpuPerCall[len(cpuPerCall)-1], p.name+"-cpu-µs/call-8")
 		b.ReportMetric(cpuPerCall[0]/cpuPerCall[len(cpuPerCall)-1], p.name+"-cpu-throughput/direct")
 	}
-	b.Logf("p50: %s; floor %v", fmt.Sprint(p50), floor)
+	b.Logf("p50: %s; floor %v, floor-2026 %v", fmt.Sprint(p50), floor, floor26)
 	b.ReportMetric(0, "ns/op")
 }
