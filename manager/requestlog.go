@@ -145,7 +145,9 @@ func (t *sessionTransport) startExchange(req *http.Request) *exchange {
 		x.recorded = t.exchanges.done
 	}
 	x.entry = RequestLogEntry{Time: x.start, Server: t.server, Method: req.Method}
-	if req.Method == http.MethodPost && req.GetBody != nil {
+	if m, tool, ok := fromHeaders(req.Header); ok && req.Method == http.MethodPost {
+		x.entry.Method, x.entry.Tool = m, tool
+	} else if req.Method == http.MethodPost && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			x.entry.Method, x.entry.Tool = summarize(body)
 			body.Close()
@@ -247,6 +249,38 @@ func contextOutcome(ctx context.Context) string {
 // summarize finds the JSON-RPC method of a request body and, for
 // tools/call, the tool's name, reading at most maxSummaryBytes and keeping
 // nothing else. A message without a method is a response.
+// fromHeaders reads the method and tool a 2026-07-28 request names in its
+// Mcp-Method and Mcp-Name headers, which the SDK sets from the body it
+// sends, so the body need not be read again. A value that is not plain
+// printable ASCII (the header's encoded form) is left to summarize.
+func fromHeaders(h http.Header) (method, tool string, ok bool) {
+	method = h.Get("Mcp-Method")
+	if method == "" || !plainHeader(method) {
+		return "", "", false
+	}
+	if method == "tools/call" {
+		tool = h.Get("Mcp-Name")
+		if tool == "" || !plainHeader(tool) {
+			return "", "", false
+		}
+	}
+	return bounded(method, "unknown"), bounded(tool, ""), true
+}
+
+// plainHeader reports whether v is printable ASCII without a "=?" (the
+// start of an encoded word), at most 512 bytes.
+func plainHeader(v string) bool {
+	if len(v) > 512 || strings.Contains(v, "=?") {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x21 || v[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 func summarize(body io.Reader) (method, tool string) {
 	dec := json.NewDecoder(io.LimitReader(body, maxSummaryBytes))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
