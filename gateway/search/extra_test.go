@@ -1,11 +1,7 @@
 package search
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -19,28 +15,16 @@ const extraNeedsFile = "testdata/extra-needs.jsonl"
 // extraQueries reads the extra needs; every expected tool must be in d.
 func extraQueries(tb testing.TB, d *evalData) []evalQuery {
 	tb.Helper()
-	f, err := os.Open(extraNeedsFile)
+	needs, err := readNeeds(extraNeedsFile)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer f.Close()
 	known := map[string]bool{}
 	for _, n := range d.names {
 		known[n] = true
 	}
 	var qs []evalQuery
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var q struct {
-			Query  string   `json:"query"`
-			Expect []string `json:"expect"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			tb.Fatalf("%s: %v", extraNeedsFile, err)
-		}
+	for _, q := range needs {
 		eq := evalQuery{text: q.Query, expect: map[string]bool{}, tuning: true, servers: true}
 		for _, e := range q.Expect {
 			if !known[e] {
@@ -49,9 +33,6 @@ func extraQueries(tb testing.TB, d *evalData) []evalQuery {
 			eq.expect[e] = true
 		}
 		qs = append(qs, eq)
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
 	}
 	return qs
 }

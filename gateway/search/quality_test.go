@@ -119,23 +119,11 @@ func load(dir string) (*evalData, error) {
 		}
 	}
 
-	f, err := os.Open(filepath.Join(dir, queriesFile))
+	qs, err := readNeeds(filepath.Join(dir, queriesFile))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var q struct {
-			Query  string   `json:"query"`
-			Expect []string `json:"expect"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", queriesFile, err)
-		}
+	for _, q := range qs {
 		eq := evalQuery{text: q.Query, expect: map[string]bool{}, tuning: tuningHalf(q.Query), servers: true}
 		for _, e := range q.Expect {
 			eq.expect[e] = true
@@ -144,7 +132,35 @@ func load(dir string) (*evalData, error) {
 		}
 		d.queries = append(d.queries, eq)
 	}
-	return d, sc.Err()
+	return d, nil
+}
+
+// need is one line of a needs file: a query and the tools that serve it.
+type need struct {
+	Query  string   `json:"query"`
+	Expect []string `json:"expect"`
+}
+
+// readNeeds reads a needs file, one JSON object per line.
+func readNeeds(path string) ([]need, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []need
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var q need
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", filepath.Base(path), err)
+		}
+		out = append(out, q)
+	}
+	return out, sc.Err()
 }
 
 // tuningHalf splits the dev queries deterministically by the FNV-1a hash of
