@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -56,14 +55,14 @@ func statusLine(st manager.Status) string {
 	line := fmt.Sprintf("%s: %s, auth %s", st.ID, state, st.Auth)
 	switch {
 	case st.State == mcpgate.StateReady:
-		line += ", " + counted(st.Tools, "tool") + ", " + counted(st.Prompts, "prompt") + ", " + counted(st.Resources, "resource")
+		line += ", " + manager.Counted(st.Tools, "tool") + ", " + manager.Counted(st.Prompts, "prompt") + ", " + manager.Counted(st.Resources, "resource")
 		if st.Stale {
 			line += " (catalog stale: the last refresh failed)"
 		}
 	case st.Cached && st.Enabled:
 		// Not connected: what it offered when last listed, which list,
 		// search and describe use; a call connects.
-		line += ", cached catalog: " + counted(st.Tools, "tool") + ", " + counted(st.Prompts, "prompt") + ", " + counted(st.Resources, "resource")
+		line += ", cached catalog: " + manager.Counted(st.Tools, "tool") + ", " + manager.Counted(st.Prompts, "prompt") + ", " + manager.Counted(st.Resources, "resource")
 	}
 	if st.Error != nil {
 		line += " [" + string(st.Error.Category)
@@ -539,16 +538,4 @@ func (g *Gateway) logout(ctx context.Context, in *Input) (string, error) {
 	}
 	_ = g.m.Disconnect(ctx, cfg.ID)
 	return "signed out of " + cfg.ID + "; its credential is deleted.", nil
-}
-
-// counted is a catalog size for the model, "1 tool", "3 tools"; a list
-// that never loaded (-1) is unknown, not empty.
-func counted(n int, noun string) string {
-	switch {
-	case n < 0:
-		return "unknown " + noun + "s"
-	case n == 1:
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -211,3 +212,15 @@ type CallOptions struct {
 // tool that requires a task cannot be called by a client that does not run
 // tasks, so fronts mark and refuse it.
 const MetaTaskSupport = "io.mcpgate/taskSupport"
+
+// Counted says a [Status] count in words: "1 tool", "3 tools", and for a
+// list never loaded (-1) "unknown tools", never "0 tools".
+func Counted(n int, noun string) string {
+	switch {
+	case n < 0:
+		return "unknown " + noun + "s"
+	case n == 1:
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

@@ -44,3 +44,11 @@ func TestStatusCountsUnknownUntilListed(t *testing.T) {
 		t.Errorf("live: counts %d %d %d %d, want 8 2 2 1", st.Tools, st.Prompts, st.Resources, st.Templates)
 	}
 }
+
+func TestCountedSaysUnknownNotZero(t *testing.T) {
+	for n, want := range map[int]string{-1: "unknown tools", 0: "0 tools", 1: "1 tool", 3: "3 tools"} {
+		if got := Counted(n, "tool"); got != want {
+			t.Errorf("Counted(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/manager"
 	"github.com/spf13/cobra"
 )
 
@@ -88,7 +89,7 @@ func runServers(app *App, opts *serversOptions) error {
 			n = append(n, "connects on startup")
 		}
 		if len(s.DisabledTools) > 0 {
-			n = append(n, counted(len(s.DisabledTools), "tool")+" disabled")
+			n = append(n, manager.Counted(len(s.DisabledTools), "tool")+" disabled")
 		}
 		notes[i] = strings.Join(n, ", ")
 		anyNotes = anyNotes || len(n) > 0

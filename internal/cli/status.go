@@ -201,26 +201,14 @@ func statusLine(st manager.Status) string {
 	s := fmt.Sprintf("%s: %s", st.ID, st.State)
 	switch {
 	case st.State == mcpgate.StateReady:
-		s += fmt.Sprintf(" (%s, %s, %s; MCP %s)", counted(st.Tools, "tool"), counted(st.Prompts, "prompt"), counted(st.Resources, "resource"), st.ProtocolVersion)
+		s += fmt.Sprintf(" (%s, %s, %s; MCP %s)", manager.Counted(st.Tools, "tool"), manager.Counted(st.Prompts, "prompt"), manager.Counted(st.Resources, "resource"), st.ProtocolVersion)
 	case st.Cached:
-		s += fmt.Sprintf(" (cached, %s, %s, %s)", counted(st.Tools, "tool"), counted(st.Prompts, "prompt"), counted(st.Resources, "resource"))
+		s += fmt.Sprintf(" (cached, %s, %s, %s)", manager.Counted(st.Tools, "tool"), manager.Counted(st.Prompts, "prompt"), manager.Counted(st.Resources, "resource"))
 	}
 	if st.Error != nil {
 		s += ": " + describeError(st.Error)
 	}
 	return s
-}
-
-// counted is a catalog size in words, "1 tool", "3 tools"; -1 (never
-// loaded) is unknown, not 0.
-func counted(n int, noun string) string {
-	switch {
-	case n < 0:
-		return "unknown " + noun + "s"
-	case n == 1:
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // count shows a catalog size in a column; -1 means never loaded.
