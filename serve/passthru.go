@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -73,30 +74,53 @@ func newFastPath(ctx context.Context, f *Front) *fastPath {
 type callParams struct {
 	Name      string
 	Arguments json.RawMessage
-	Meta      map[string]json.RawMessage
+	// versioned is set when _meta names a protocol version (2026-07-28).
+	versioned bool
+	// progressToken is _meta's, as the host wrote it.
+	progressToken json.RawMessage
 }
 
 // readParams reads a tools/call request's params as the go-sdk does
 // (member names matched exactly, not as encoding/json matches struct
 // fields), or says the fast path should leave the request to the go-sdk:
 // params that are not an object with a string name, or that carry a
-// requestState, inputResponses or task.
+// requestState, inputResponses or task. raw is valid JSON (envelope
+// checked the line); what it reads are slices of it.
 func readParams(raw json.RawMessage) (*callParams, bool) {
-	var m map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
-	for _, k := range []string{"requestState", "inputResponses", "task"} {
-		if _, ok := m[k]; ok {
+	p := &callParams{}
+	var name, meta []byte
+	for key, value := range jsonscan.Members(raw) {
+		switch string(key) {
+		case "requestState", "inputResponses", "task":
 			return nil, false
+		case "arguments":
+			p.Arguments = value
+		case "name":
+			name = value
+		case "_meta":
+			meta = value
 		}
 	}
-	p := &callParams{Arguments: m["arguments"]}
-	if name := m["name"]; len(name) == 0 || name[0] != '"' || json.Unmarshal(name, &p.Name) != nil || p.Name == "" {
+	var ok bool
+	if p.Name, ok = stringValue(name); !ok || p.Name == "" {
 		return nil, false
 	}
-	if meta, ok := m["_meta"]; ok && json.Unmarshal(meta, &p.Meta) != nil {
-		return nil, false
+	switch {
+	case meta == nil || string(meta) == "null":
+	case meta[0] != '{':
+		return nil, false // not what the go-sdk reads as _meta
+	default:
+		for key, value := range jsonscan.Members(meta) {
+			switch string(key) {
+			case mcp.MetaKeyProtocolVersion:
+				p.versioned = true
+			case "progressToken":
+				p.progressToken = value
+			}
+		}
 	}
 	return p, true
 }
@@ -123,14 +147,14 @@ func (p *fastPath) take(req *jsonrpc.Request) bool {
 	if !ok {
 		return false // the go-sdk says what is wrong with it, or serves it
 	}
-	if _, ok := params.Meta[mcp.MetaKeyProtocolVersion]; ok {
+	if params.versioned {
 		return false
 	}
 	if !p.f.opts.Direct && params.Name != gateway.ToolName {
 		return false // not a tool of the front's: the go-sdk's error
 	}
 	hr := hostRequest{ss: ss, method: "tools/call", name: params.Name, args: params.Arguments}
-	if t := params.Meta["progressToken"]; len(t) > 0 && string(t) != "null" {
+	if t := params.progressToken; len(t) > 0 && string(t) != "null" {
 		hr.token = t // sent back as the host wrote it
 	}
 	hr.capabilities(init.ProtocolVersion, init.Capabilities)

@@ -223,7 +223,7 @@ func (f *Front) gatewayHandler(ctx context.Context, req *mcp.CallToolRequest) (*
 // server decoded it or the stdio fast path did (passthru.go).
 func (f *Front) gatewayCall(ctx context.Context, hr hostRequest, args json.RawMessage) (*mcp.CallToolResult, error) {
 	var in gateway.Input
-	if len(args) > 0 {
+	if len(args) > 0 && !readInput(args, &in) {
 		if err := json.Unmarshal(args, &in); err != nil {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
 				Text: "the mcp tool takes an object: {\"action\": ..., \"server\": ..., ...}"}}}, nil
