@@ -91,7 +91,7 @@ func TestFastPathRepliesAsTheGoSDK(t *testing.T) {
 		id, _ := jsonrpc.MakeID(tc.id)
 		var got bytes.Buffer
 		p := &fastPath{f: &Front{opts: Options{Logger: slog.New(slog.DiscardHandler)}}, out: &got}
-		p.reply(id, tc.res, tc.err)
+		p.reply(id, tc.res, tc.err, false)
 		want := &jsonrpc.Response{ID: id, Error: tc.err}
 		if tc.res != nil {
 			r := *tc.res
