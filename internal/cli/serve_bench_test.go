@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
@@ -89,7 +90,8 @@ func cpuTime(cmd *exec.Cmd) time.Duration {
 //     2026-07-28 upstream as mcpgate's manager does, or 2025-11-25 as
 //     direct does: the ceiling of any stdio proxy with one HTTP hop;
 //   - serve-direct: through `mcpgate serve --direct` (mcp__demo__echo);
-//   - serve-gateway: through `mcpgate serve`, the gateway's call action.
+//   - serve-gateway: through `mcpgate serve`, the gateway's call action;
+//   - serve-gateway-2026: the same, from a host speaking 2026-07-28.
 //
 // The floor for a stdio proxy is direct + stdio-hop (floor-2026:
 // direct-2026 + stdio-hop). It reports each path's p50 and each proxy
@@ -100,8 +102,9 @@ func cpuTime(cmd *exec.Cmd) time.Duration {
 //	go test -run '^$' -bench ServeCallLatency -benchtime 3000x -count 2 ./internal/cli/
 //
 // With MCPGATE_BENCH_BASELINE=/path/to/another/mcpgate, that binary's
-// serve paths (base-serve-direct, base-serve-gateway) are alternated with
-// these too, on the same config and data directory.
+// serve paths (base-serve-direct, base-serve-gateway,
+// base-serve-gateway-2026) are alternated with these too, on the same
+// config and data directory.
 func BenchmarkServeCallLatency(b *testing.B) {
 	srv := fake.Start(b, nil)
 	p := newProcs(b)
@@ -128,6 +131,9 @@ func BenchmarkServeCallLatency(b *testing.B) {
 	process := func(name string, cmd *exec.Cmd, tool string, args any) callPath {
 		return callPath{name, connect(name, &mcp.CommandTransport{Command: cmd}), tool, args, cmd}
 	}
+	process2026 := func(name string, cmd *exec.Cmd, tool string, args any) callPath {
+		return callPath{name, connectAt(name, &mcp.CommandTransport{Command: cmd}, "2026-07-28"), tool, args, cmd}
+	}
 	rawProxy := func(name, version string) callPath {
 		cs, cmd := startRawProxy(b, ctx, srv.URL, version)
 		return callPath{name, cs, "echo", text, cmd}
@@ -140,6 +146,7 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		rawProxy("raw-proxy-2025", "2025-11-25"),
 		process("serve-direct", p.command(ctx, "serve", "--direct"), "mcp__demo__echo", text),
 		process("serve-gateway", p.command(ctx, "serve"), "mcp", gatewayArgs),
+		process2026("serve-gateway-2026", p.command(ctx, "serve"), "mcp", gatewayArgs),
 	}
 	if base := os.Getenv(envBaseline); base != "" {
 		baseline := func(args ...string) *exec.Cmd {
@@ -149,7 +156,8 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		}
 		paths = append(paths,
 			process("base-serve-direct", baseline("serve", "--direct"), "mcp__demo__echo", text),
-			process("base-serve-gateway", baseline("serve"), "mcp", gatewayArgs))
+			process("base-serve-gateway", baseline("serve"), "mcp", gatewayArgs),
+			process2026("base-serve-gateway-2026", baseline("serve"), "mcp", gatewayArgs))
 	}
 	call := func(p callPath) {
 		res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: p.tool, Arguments: p.args})
@@ -168,13 +176,18 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		cpu[i] = cpuTime(p.cmd)
 	}
 	b.ResetTimer()
-	for n := range b.N {
-		// Each round starts one path further on: a path measured right
-		// after another process's call pays for that process's wakeups
-		// (a fixed order made serve-direct, after stdio-hop, 15 % slower
-		// than serve-gateway; swapped, the gap went with the position).
-		for k := range paths {
-			i := (n + k) % len(paths)
+	order := rand.New(rand.NewPCG(1, 2))
+	for range b.N {
+		// Each round takes the paths in another order: a path measured
+		// right after another process's call pays for what that process
+		// still does once it has answered (a fixed order made
+		// serve-direct, after stdio-hop, 15 % slower than serve-gateway;
+		// starting each round one path further on still measured every
+		// path after the same one, and serve-gateway, always after
+		// serve-direct, came out 5-6 % slower than it, main's
+		// base-serve-direct, always after serve-gateway, 7 % slower than
+		// its own gateway).
+		for _, i := range order.Perm(len(paths)) {
 			start := time.Now()
 			call(paths[i])
 			took[i] = append(took[i], time.Since(start))
