@@ -114,7 +114,9 @@ func (f *lineFilter) next() ([]byte, error) {
 }
 
 // readLine reads up to a newline, at most limit bytes; a longer line is
-// consumed and reported as errLineTooLong.
+// consumed and reported as errLineTooLong. Each line is a fresh slice,
+// never reused: a request the fast path takes keeps slices of it (its
+// params, the call's arguments) while the call runs.
 func (f *lineFilter) readLine() ([]byte, error) {
 	var line []byte
 	tooLong := false
