@@ -130,12 +130,15 @@ func (s *server) callToolRaw(ctx context.Context, sess *session, name string, ar
 	rc.paramHeaders(tool, args, hdr)
 
 	res, err := s.exchangeCall(ctx, sess, id, body, hdr)
-	if err != nil && ctx.Err() != nil {
-		s.notifyCancelled(ctx, sess, id)
-		return nil, ctx.Err()
-	}
-	if errors.Is(err, errConnectionFailed) {
+	failed := errors.Is(err, errConnectionFailed)
+	if failed {
 		s.sessionEnded(sess, err)
+	}
+	if err != nil && ctx.Err() != nil {
+		if !failed {
+			s.notifyCancelled(ctx, sess, id)
+		}
+		return nil, ctx.Err()
 	}
 	return res, err
 }
