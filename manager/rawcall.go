@@ -160,8 +160,9 @@ func (rc *rawCalls) body(id, name string, args json.RawMessage, meta mcp.Meta, i
 		if err != nil {
 			return nil, err
 		}
+		q, _ := json.Marshal(k)
 		b = append(b, ',')
-		b = strconv.AppendQuote(b, k)
+		b = append(b, q...)
 		b = append(b, ':')
 		b = append(b, v...)
 	}
