@@ -78,6 +78,10 @@ func headerTools(string) json.RawMessage {
 			"missing":{"type":"string","x-mcp-header":"Missing"},
 			"empty":{"type":"string","x-mcp-header":"Empty"},
 			"nothing":{"type":"string","x-mcp-header":"Nothing"},
+			"neg":{"type":"integer","x-mcp-header":"Neg"},
+			"huge":{"type":"integer","x-mcp-header":"Huge"},
+			"sentinel":{"type":"string","x-mcp-header":"Sentinel"},
+			"tab":{"type":"string","x-mcp-header":"Tab"},
 			"opts":{"type":"object","properties":{"dry":{"type":"boolean","x-mcp-header":"Dry-Run"}}}}}},
 		{"name":"plain","inputSchema":{"type":"object"}}]}`)
 }
@@ -90,7 +94,8 @@ func headerTools(string) json.RawMessage {
 // notifications/cancelled.
 func TestRawCallSendsWhatTheSDKSends(t *testing.T) {
 	t.Parallel()
-	args := `{"region":"eu-west","note":" ünïcode ","count":3.0,"big":1.5,"empty":"","nothing":null,"opts":{"dry":true},"extra":[1,2]}`
+	args := `{"region":"eu-west","note":" ünïcode ","count":3.0,"big":1.5,"empty":"","nothing":null,"opts":{"dry":true},"extra":[1,2],` +
+		`"neg":-5,"huge":9007199254740993,"sentinel":"=?base64?eA==?=","tab":"a\tb"}`
 	got := map[string]*recorder{}
 	for _, p := range callPaths {
 		rec := &recorder{}
@@ -135,7 +140,8 @@ func TestRawCallSendsWhatTheSDKSends(t *testing.T) {
 		}
 	}
 	want := http.Header{"Mcp-Param-Region": {"eu-west"}, "Mcp-Param-Note": {"=?base64?IMO8bsOvY29kZSA=?="},
-		"Mcp-Param-Count": {"3"}, "Mcp-Param-Empty": {""}, "Mcp-Param-Dry-Run": {"true"}}
+		"Mcp-Param-Count": {"3"}, "Mcp-Param-Empty": {""}, "Mcp-Param-Dry-Run": {"true"}, "Mcp-Param-Neg": {"-5"},
+		"Mcp-Param-Sentinel": {"=?base64?PT9iYXNlNjQ/ZUE9PT89?="}, "Mcp-Param-Tab": {"=?base64?YQli?="}}
 	for k := range raw[0].Header {
 		if strings.HasPrefix(k, "Mcp-Param-") && want[k] == nil {
 			t.Errorf("unexpected header %s: %q", k, raw[0].Header[k])
@@ -319,5 +325,30 @@ func TestRawCallFailsAsTheSDKDoes(t *testing.T) {
 				t.Errorf("the error quotes the server's body: %s", outs[0].Err.Message)
 			}
 		})
+	}
+}
+
+// TestHeaderPlanIsMadeOncePerCatalogEntry: a tool's x-mcp-header
+// annotations are found once for each catalog entry, not on every call; a
+// new entry (a new listing) gets a new plan.
+func TestHeaderPlanIsMadeOncePerCatalogEntry(t *testing.T) {
+	t.Parallel()
+	var schema map[string]any
+	json.Unmarshal([]byte(`{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"R"}}}`), &schema)
+	rc := newRawCalls(version20260728, &mcp.Implementation{Name: "t"})
+	tool := &mcp.Tool{Name: "t", InputSchema: schema}
+	plan := func(tool *mcp.Tool, arg string) (*paramHeader, string) {
+		h := http.Header{}
+		rc.paramHeaders(tool, raw(`{"r":"`+arg+`"}`), h)
+		return &rc.plans["t"].headers[0], h.Get("Mcp-Param-R")
+	}
+	first, v1 := plan(tool, "a")
+	again, v2 := plan(tool, "b")
+	if first != again || v1 != "a" || v2 != "b" {
+		t.Errorf("the second call made a new plan (%v) or sent %q, %q", first != again, v1, v2)
+	}
+	relisted := *tool
+	if next, _ := plan(&relisted, "c"); next == first {
+		t.Error("a new catalog entry kept the old plan")
 	}
 }
