@@ -46,7 +46,11 @@ import (
 //   - what the go-sdk takes for the end of the connection (another status,
 //     a message that does not decode, a malformed event) ends the session
 //     here too;
-//   - a stream that ends before the answer is a broken stream;
+//   - a stream that ends before the answer is a broken stream; the
+//     notifications on it before the answer go where the go-sdk's
+//     handlers send them, and a request on it is answered (a ping) or
+//     refused (anything else: a 2026-07-28 server asks with an
+//     InputRequiredResult), never left waiting;
 //   - a call whose context ends before its answer is abandoned, and the
 //     server is sent notifications/cancelled in the background.
 // Session-era sessions, and servers with Options.ClientMiddleware (a span
@@ -299,8 +303,11 @@ func (s *server) readCallStream(sess *session, body io.Reader, id string) (*mcp.
 			if msg.answers(id) {
 				return msg.callResult()
 			}
-			if msg.Method != "" && len(msg.ID) == 0 {
+			switch {
+			case msg.Method != "" && len(msg.ID) == 0:
 				s.streamNotification(sess, msg)
+			case msg.Method != "":
+				answerServerRequest(sess, msg)
 			}
 		}
 		name, data, seen = "", data[:0], false
@@ -333,22 +340,48 @@ func (s *server) streamNotification(sess *session, msg *rpcMessage) {
 	}
 }
 
+// answerServerRequest answers a request the server sent on a call's
+// stream. A 2026-07-28 server asks its questions with an
+// InputRequiredResult (mrtr.go) and has no session to send requests on:
+// a ping is answered, anything else refused, so the server does not wait
+// for an answer that never comes. (The go-sdk's client would also answer
+// an elicitation/create here; no 2026-07-28 server should send one.)
+func answerServerRequest(sess *session, msg *rpcMessage) {
+	answer := map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}}
+	if msg.Method != "ping" {
+		answer = map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
+			"code":    jsonrpc.CodeMethodNotFound,
+			"message": "at 2026-07-28 mcpgate answers questions asked with an InputRequiredResult, not " + msg.Method,
+		}}
+	}
+	body, err := json.Marshal(answer)
+	if err == nil {
+		postInBackground(sess.ctx, sess, "", body)
+	}
+}
+
 // notifyCancelled tells the server an abandoned call is over, in the
 // background and bounded, as the go-sdk does.
 func (s *server) notifyCancelled(ctx context.Context, sess *session, id string) {
+	body, _ := json.Marshal(map[string]any{ // strings only: cannot fail
+		"jsonrpc": "2.0",
+		"method":  "notifications/cancelled",
+		"params":  map[string]any{"reason": ctx.Err().Error(), "requestId": id},
+	})
+	postInBackground(ctx, sess, "notifications/cancelled", body)
+}
+
+// postInBackground sends a notification (method) or a response (method
+// "") with the headers the go-sdk gives them, bounded in time, on ctx's
+// values but not its end; the session's close waits for it.
+func postInBackground(ctx context.Context, sess *session, method string, body []byte) {
 	if !sess.exchanges.add() {
 		return
 	}
-	reason := ctx.Err().Error()
 	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), notifyCancelTimeout)
 	go func() {
 		defer sess.exchanges.done()
 		defer stop()
-		body, _ := json.Marshal(map[string]any{
-			"jsonrpc": "2.0",
-			"method":  "notifications/cancelled",
-			"params":  map[string]any{"reason": reason, "requestId": id},
-		})
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, sess.url, bytes.NewReader(body))
 		if err != nil {
 			return
@@ -356,7 +389,9 @@ func (s *server) notifyCancelled(ctx context.Context, sess *session, id string) 
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", sess.protocol)
-		req.Header.Set("Mcp-Method", "notifications/cancelled")
+		if method != "" {
+			req.Header.Set("Mcp-Method", method)
+		}
 		if callAuthorization(sess, req) != nil {
 			return
 		}

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -350,5 +353,61 @@ func TestHeaderPlanIsMadeOncePerCatalogEntry(t *testing.T) {
 	relisted := *tool
 	if next, _ := plan(&relisted, "c"); next == first {
 		t.Error("a new catalog entry kept the old plan")
+	}
+}
+
+// TestServerRequestOnACallStreamIsAnswered: a request the server sends on
+// a call's stream gets an answer, so the server does not wait for one
+// that never comes: a ping as the go-sdk answers it, anything else (a
+// 2026-07-28 server asks with an InputRequiredResult) refused.
+func TestServerRequestOnACallStreamIsAnswered(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		method, want string
+		paths        []struct {
+			name string
+			sdk  bool
+		}
+	}{
+		{"ping", `"result":{}`, callPaths},
+		{"sampling/createMessage", `"code":-32601`, callPaths[:1]},
+	} {
+		for _, p := range c.paths {
+			t.Run(c.method+"/"+p.name, func(t *testing.T) {
+				t.Parallel()
+				answers := make(chan string, 1)
+				h := fake.StartHostile(t, fake.HostileOptions{Stateless: true, CallTool: func(w http.ResponseWriter, r *http.Request, id, _ json.RawMessage) {
+					w.Header().Set("Content-Type", "text/event-stream")
+					w.WriteHeader(http.StatusOK)
+					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":%q,\"params\":{}}\n\n", c.method)
+					http.NewResponseController(w).Flush()
+					var got string
+					select {
+					case got = <-answers:
+					case <-time.After(5 * time.Second):
+					}
+					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%q}]}}\n\n", id, got)
+				}})
+				// In front of the server, to read the client's answer.
+				target, _ := url.Parse(h.URL)
+				proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+				proxy.FlushInterval = -1
+				front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if body := peek(r); strings.Contains(body, `"srv-1"`) {
+						answers <- body
+					}
+					proxy.ServeHTTP(w, r)
+				}))
+				t.Cleanup(front.Close)
+				m := newManager(t, &Options{sdkCalls: p.sdk}, cfg("s", front.URL+target.Path))
+				res, err := m.CallTool(ctxT(t, 20*time.Second), "s", "ping", nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := text(t, res); !strings.Contains(got, c.want) {
+					t.Errorf("the server's %s was answered %q, want %s", c.method, got, c.want)
+				}
+			})
+		}
 	}
 }
