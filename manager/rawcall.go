@@ -35,7 +35,7 @@ import (
 // they came as, its Mcp-Param-* headers from a plan made once per catalog
 // entry, and its answer read on the caller's goroutine. The go-sdk would
 // decode and encode the arguments, walk the tool's input schema on every
-// call, and hand the answer through three goroutines.
+// call, and hand the answer from goroutine to goroutine.
 //
 // It does what the go-sdk v1.8.0 client does with the same call, so that
 // errors are attributed alike (rawcall_test.go compares the two):
