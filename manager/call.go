@@ -169,10 +169,14 @@ func (m *Manager) callTool(ctx context.Context, id, name string, args json.RawMe
 			params.SetProgressToken(token)
 		}
 		return s.roundTrips(ctx, what, func(ctx context.Context, in mcp.InputResponseMap, state string) (*inputRequest, error) {
-			p := *params
-			p.InputResponses, p.RequestState = in, state
 			var err error
-			res, err = sess.cs.CallTool(ctx, &p)
+			if sess.raw != nil {
+				res, err = s.callToolRaw(ctx, sess, name, args, params.Meta, in, state)
+			} else {
+				p := *params
+				p.InputResponses, p.RequestState = in, state
+				res, err = sess.cs.CallTool(ctx, &p)
+			}
 			if err != nil || res == nil || !res.NeedsInput() {
 				return nil, err
 			}

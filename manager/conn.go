@@ -115,6 +115,8 @@ type session struct {
 	exchanges *streamGroup
 	auth      auth.OAuthHandler
 	client    *mcp.Implementation
+	// raw, when set, sends the session's tool calls itself (rawcall.go).
+	raw *rawCalls
 
 	ctx    context.Context // cancelled when the session closes
 	cancel context.CancelFunc
@@ -481,6 +483,9 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	}
 	sess.protocol = v
 	sess.gen = generationOf(v)
+	if v >= version20260728 && m.opts.ClientMiddleware == nil && !m.opts.sdkCalls {
+		sess.raw = newRawCalls(v, impl)
+	}
 	if si := res.ServerInfo; si != nil {
 		sess.title = mcpgate.Sanitize(cmp.Or(si.Title, si.Name), 80)
 	}

@@ -1,0 +1,585 @@
+package manager
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+)
+
+// A tool call at 2026-07-28, below the go-sdk client. A stateless server
+// needs nothing for a call that the go-sdk's ClientSession keeps: no
+// session ID, no stream to resume, the version and the client in the
+// request's own _meta. So a call is one POST of the manager's own, sent
+// through the session's http.Client (sessionTransport, with everything it
+// does: configured headers, DPoP, the body bound, observations, the
+// request log, the network policy, progress and log notifications taken
+// as they pass), its body written once with the arguments as the bytes
+// they came as, its Mcp-Param-* headers from a plan made once per catalog
+// entry, and its answer read on the caller's goroutine. The go-sdk would
+// decode and encode the arguments, walk the tool's input schema on every
+// call, and hand the answer from goroutine to goroutine.
+//
+// It does what the go-sdk v1.8.0 client does with the same call, so that
+// errors are attributed alike (rawcall_test.go compares the two):
+//   - 401 and 403 go to the authorization handler once, then the request
+//     is sent once more;
+//   - 429, 500, 502, 503 and 504, and another status whose body is a
+//     JSON-RPC error, fail the call and leave the connection alone;
+//   - what the go-sdk takes for the end of the connection (another status,
+//     a message that does not decode, a malformed event) ends the session
+//     here too;
+//   - a stream that ends before the answer is a broken stream; the
+//     notifications on it before the answer go where the go-sdk's
+//     handlers send them, and a request on it is answered (a ping) or
+//     refused (anything else: a 2026-07-28 server asks with an
+//     InputRequiredResult), never left waiting;
+//   - a call whose context ends before its answer is abandoned, and the
+//     server is sent notifications/cancelled in the background.
+// Session-era sessions, and servers with Options.ClientMiddleware (a span
+// per request is the go-sdk's to make), keep the go-sdk's call.
+
+// rawCalls is what a 2026-07-28 session needs for its own calls.
+type rawCalls struct {
+	// meta is the _meta every request carries (protocol version, client
+	// info and capabilities, as the go-sdk sends them), without its
+	// closing brace.
+	meta []byte
+	ids  atomic.Uint64
+
+	mu    sync.Mutex
+	plans map[string]headerPlan // by tool name
+}
+
+// headerPlan is where a tool's x-mcp-header annotations find their
+// values: made once for each catalog entry (its *mcp.Tool).
+type headerPlan struct {
+	tool    *mcp.Tool
+	headers []paramHeader
+}
+
+// paramHeader names the header (Mcp-Param-<name>) that carries the
+// argument at path.
+type paramHeader struct {
+	path   []string
+	header string
+}
+
+// notifyCancelTimeout bounds the notifications/cancelled sent for an
+// abandoned call, as the go-sdk bounds its own.
+const notifyCancelTimeout = 5 * time.Second
+
+// errNoAnswer is a response stream that ended before the answer, in the
+// go-sdk's words (streamBroke and the classification know them).
+var errNoAnswer = errors.New("request terminated without response")
+
+// errConnectionFailed marks what the go-sdk takes for the end of the
+// connection.
+var errConnectionFailed = errors.New("the connection failed")
+
+// newRawCalls prepares the calls of a session speaking protocol. The
+// client capabilities are those the go-sdk derives from the client's
+// options in dial (form elicitation, from its handler); the tests compare
+// them on the wire.
+func newRawCalls(protocol string, client *mcp.Implementation) *rawCalls {
+	meta, _ := json.Marshal(map[string]any{ // strings and a plain struct: cannot fail
+		mcp.MetaKeyProtocolVersion:    protocol,
+		mcp.MetaKeyClientInfo:         client,
+		mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}},
+	})
+	return &rawCalls{meta: meta[:len(meta)-1], plans: make(map[string]headerPlan)}
+}
+
+// callToolRaw sends one tools/call on a 2026-07-28 session; meta holds the
+// call's own _meta members (progress token, log level).
+func (s *server) callToolRaw(ctx context.Context, sess *session, name string, args json.RawMessage, meta mcp.Meta, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+	if sess.ctx.Err() != nil {
+		// Closed before it was sent: the go-sdk's closed session says so,
+		// and the call goes to a new session.
+		return nil, mcp.ErrConnectionClosed
+	}
+	rc := sess.raw
+	id := "mcpgate-call-" + strconv.FormatUint(rc.ids.Add(1), 10)
+	body, err := rc.body(id, name, args, meta, in, state)
+	if err != nil {
+		return nil, fmt.Errorf("encoding tools/call: %w", err)
+	}
+	hdr := http.Header{
+		"Content-Type":         {"application/json"},
+		"Accept":               {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {sess.protocol},
+		"Mcp-Method":           {"tools/call"},
+		"Mcp-Name":             {name},
+	}
+	s.mu.Lock()
+	tool := s.catalog.tool(name)
+	s.mu.Unlock()
+	rc.paramHeaders(tool, args, hdr)
+
+	res, err := s.exchangeCall(ctx, sess, id, body, hdr)
+	failed := errors.Is(err, errConnectionFailed)
+	if failed {
+		s.sessionEnded(sess, err)
+	}
+	if err != nil && ctx.Err() != nil {
+		if !failed {
+			s.notifyCancelled(ctx, sess, id)
+		}
+		return nil, ctx.Err()
+	}
+	return res, err
+}
+
+// body is the call's JSON-RPC request.
+func (rc *rawCalls) body(id, name string, args json.RawMessage, meta mcp.Meta, in mcp.InputResponseMap, state string) ([]byte, error) {
+	b := make([]byte, 0, 160+len(rc.meta)+len(name)+len(args))
+	b = append(b, `{"jsonrpc":"2.0","id":"`...)
+	b = append(b, id...)
+	b = append(b, `","method":"tools/call","params":{"_meta":`...)
+	b = append(b, rc.meta...)
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, err := json.Marshal(meta[k])
+		if err != nil {
+			return nil, err
+		}
+		q, _ := json.Marshal(k)
+		b = append(b, ',')
+		b = append(b, q...)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	b = append(b, `},"name":`...)
+	q, _ := json.Marshal(name)
+	b = append(b, q...)
+	b = append(b, `,"arguments":`...)
+	b = append(b, args...)
+	if len(in) > 0 {
+		v, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"inputResponses":`...)
+		b = append(b, v...)
+	}
+	if state != "" {
+		q, _ := json.Marshal(state)
+		b = append(b, `,"requestState":`...)
+		b = append(b, q...)
+	}
+	return append(b, "}}"...), nil
+}
+
+// exchangeCall posts the call and reads its answer.
+func (s *server) exchangeCall(ctx context.Context, sess *session, id string, body []byte, hdr http.Header) (*mcp.CallToolResult, error) {
+	send := func() (*http.Request, *http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, sess.url, bytes.NewReader(body))
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Header = hdr.Clone()
+		if err := callAuthorization(sess, req); err != nil {
+			return nil, nil, err
+		}
+		resp, err := sess.http.Do(req)
+		return req, resp, err
+	}
+	req, resp, err := send()
+	if err != nil {
+		return nil, fmt.Errorf("sending \"tools/call\": %w", err)
+	}
+	if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && sess.auth != nil {
+		err := sess.auth.Authorize(ctx, req, resp)
+		resp.Body.Close()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("sending \"tools/call\": authorization cancelled: %w: %w", errConnectionFailed, err)
+			}
+			return nil, fmt.Errorf("sending \"tools/call\": %w", err)
+		}
+		if _, resp, err = send(); err != nil {
+			return nil, fmt.Errorf("sending \"tools/call\": %w", err)
+		}
+	}
+	defer resp.Body.Close()
+	switch {
+	case overloaded(resp.StatusCode):
+		return nil, fmt.Errorf("sending \"tools/call\": %s", http.StatusText(resp.StatusCode))
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		b, _ := io.ReadAll(resp.Body)
+		if msg, err := decodeMessage(b); err == nil && msg.Error != nil {
+			return nil, fmt.Errorf("sending \"tools/call\": %w: %s", msg.Error, http.StatusText(resp.StatusCode))
+		}
+		return nil, fmt.Errorf("sending \"tools/call\": %w: %s", errConnectionFailed, http.StatusText(resp.StatusCode))
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("tools/call: %w: reading the answer: %v", errConnectionFailed, err) // as the go-sdk says it
+		}
+		msg, err := decodeMessage(b)
+		if err != nil {
+			return nil, fmt.Errorf("tools/call: %w: decoding the answer: %w", errConnectionFailed, err)
+		}
+		if !msg.answers(id) {
+			return nil, errors.New("tools/call: the server answered with something other than the call's response")
+		}
+		return msg.callResult()
+	case "text/event-stream":
+		return s.readCallStream(sess, resp.Body, id)
+	}
+	return nil, fmt.Errorf("sending \"tools/call\": unsupported content type %q", ct)
+}
+
+// readCallStream reads a call's response stream up to its answer, acting
+// on the notifications before it as the go-sdk's handlers would. The
+// transport passes only whole events (a stream cut inside one reads as
+// io.ErrUnexpectedEOF), so any end of the stream before the answer is a
+// broken stream. Like the go-sdk's (whose MaxEventSize the session leaves
+// zero, which in v1.8.0 sets no bound), the reading bounds no single
+// event: the transport bounds the whole body (Limits.MaxResponseBytes).
+func (s *server) readCallStream(sess *session, body io.Reader, id string) (*mcp.CallToolResult, error) {
+	r := bufio.NewReader(body)
+	var name string
+	var data []byte
+	seen := false // a data line in this event
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long := slices.Clone(line)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tools/call: %w", errNoAnswer)
+		}
+		if line = bytes.TrimRight(line, "\r\n"); len(line) > 0 {
+			field, value, ok := bytes.Cut(line, []byte(":"))
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("tools/call: %w: malformed line in SSE stream", errConnectionFailed)
+			case string(field) == "event":
+				name = string(bytes.TrimSpace(value))
+			case string(field) == "data":
+				if seen {
+					data = append(data, '\n')
+				}
+				data, seen = append(data, bytes.TrimSpace(value)...), true
+			}
+			continue
+		}
+		// A blank line ends the event.
+		if len(data) > 0 && (name == "" || name == "message") {
+			msg, err := decodeMessage(data)
+			if err != nil {
+				return nil, fmt.Errorf("tools/call: %w: decoding an event: %w", errConnectionFailed, err)
+			}
+			if msg.answers(id) {
+				return msg.callResult()
+			}
+			switch {
+			case msg.Method != "" && len(msg.ID) == 0:
+				s.streamNotification(sess, msg)
+			case msg.Method != "":
+				answerServerRequest(sess, msg)
+			}
+		}
+		name, data, seen = "", data[:0], false
+	}
+}
+
+// streamNotification handles a notification on a call's response stream as
+// the go-sdk's handlers (conn.go) do. The transport has taken progress and
+// log messages already, unless they were too large for its tap.
+func (s *server) streamNotification(sess *session, msg *rpcMessage) {
+	m := s.m
+	switch msg.Method {
+	case "notifications/tools/list_changed":
+		s.listChanged(sess, kindTools)
+	case "notifications/prompts/list_changed":
+		s.listChanged(sess, kindPrompts)
+	case "notifications/resources/list_changed":
+		s.listChanged(sess, kindResources)
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(msg.Params, &p) == nil {
+			m.progress.deliver(&p)
+		}
+	case "notifications/message":
+		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
+		var p mcp.LoggingMessageParams
+		if m.opts.OnLog != nil && json.Unmarshal(msg.Params, &p) == nil {
+			m.opts.OnLog(s.id, &p)
+		}
+	}
+}
+
+// answerServerRequest answers a request the server sent on a call's
+// stream. A 2026-07-28 server asks its questions with an
+// InputRequiredResult (mrtr.go) and has no session to send requests on:
+// a ping is answered, anything else refused, so the server does not wait
+// for an answer that never comes. (The go-sdk's client would also answer
+// an elicitation/create here; no 2026-07-28 server should send one.)
+func answerServerRequest(sess *session, msg *rpcMessage) {
+	answer := map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}}
+	if msg.Method != "ping" {
+		answer = map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
+			"code":    jsonrpc.CodeMethodNotFound,
+			"message": "at 2026-07-28 mcpgate answers questions asked with an InputRequiredResult, not " + msg.Method,
+		}}
+	}
+	body, err := json.Marshal(answer)
+	if err == nil {
+		postInBackground(sess.ctx, sess, "", body)
+	}
+}
+
+// notifyCancelled tells the server an abandoned call is over, in the
+// background and bounded, as the go-sdk does.
+func (s *server) notifyCancelled(ctx context.Context, sess *session, id string) {
+	body, _ := json.Marshal(map[string]any{ // strings only: cannot fail
+		"jsonrpc": "2.0",
+		"method":  "notifications/cancelled",
+		"params":  map[string]any{"reason": ctx.Err().Error(), "requestId": id},
+	})
+	postInBackground(ctx, sess, "notifications/cancelled", body)
+}
+
+// postInBackground sends a notification (method) or a response (method
+// "") with the headers the go-sdk gives them, bounded in time, on ctx's
+// values but not its end; the session's close waits for it.
+func postInBackground(ctx context.Context, sess *session, method string, body []byte) {
+	if !sess.exchanges.add() {
+		return
+	}
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), notifyCancelTimeout)
+	go func() {
+		defer sess.exchanges.done()
+		defer stop()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, sess.url, bytes.NewReader(body))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", sess.protocol)
+		if method != "" {
+			req.Header.Set("Mcp-Method", method)
+		}
+		if callAuthorization(sess, req) != nil {
+			return
+		}
+		if resp, err := sess.http.Do(req); err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+		}
+	}()
+}
+
+// callAuthorization sets the Authorization header as the go-sdk does for
+// its requests: from the handler's token source, under the session's
+// context; a refresh token the authorization server refused
+// (invalid_grant) sends the request without one, so the server's 401
+// reaches the handler.
+func callAuthorization(sess *session, req *http.Request) error {
+	if sess.auth == nil {
+		return nil
+	}
+	ts, err := sess.auth.TokenSource(sess.ctx)
+	if err != nil || ts == nil {
+		return err
+	}
+	tok, err := ts.Token()
+	var re *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
+	case err != nil:
+		return err
+	case tok != nil:
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	}
+	return nil
+}
+
+// rpcMessage is a JSON-RPC message from the server.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *jsonrpc.Error  `json:"error"`
+}
+
+func decodeMessage(b []byte) (*rpcMessage, error) {
+	var msg rpcMessage
+	if err := json.Unmarshal(b, &msg); err != nil {
+		return nil, err
+	}
+	if msg.JSONRPC != "2.0" {
+		return nil, errors.New("not a JSON-RPC 2.0 message")
+	}
+	return &msg, nil
+}
+
+// answers reports whether msg is the response to the request id.
+func (msg *rpcMessage) answers(id string) bool {
+	if msg.Method != "" || (msg.Result == nil && msg.Error == nil) {
+		return false
+	}
+	var got string
+	return json.Unmarshal(msg.ID, &got) == nil && got == id
+}
+
+func (msg *rpcMessage) callResult() (*mcp.CallToolResult, error) {
+	if msg.Error != nil {
+		return nil, fmt.Errorf("calling \"tools/call\": %w", msg.Error)
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(msg.Result, &res); err != nil {
+		return nil, fmt.Errorf("calling \"tools/call\": decoding the result: %w", err)
+	}
+	return &res, nil
+}
+
+// paramHeaders sets the Mcp-Param-* headers of a call of tool (nil when
+// the catalog does not list it: none are sent, as the go-sdk sends none
+// for a tool it has not listed).
+func (rc *rawCalls) paramHeaders(tool *mcp.Tool, args json.RawMessage, hdr http.Header) {
+	if tool == nil {
+		return
+	}
+	rc.mu.Lock()
+	plan, ok := rc.plans[tool.Name]
+	if !ok || plan.tool != tool {
+		plan = headerPlan{tool: tool, headers: planHeaders(tool)}
+		rc.plans[tool.Name] = plan
+	}
+	rc.mu.Unlock()
+	if len(plan.headers) == 0 {
+		return
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil {
+		return
+	}
+	for _, p := range plan.headers {
+		if v, ok := headerValue(obj, p.path); ok {
+			hdr.Set(p.header, v)
+		}
+	}
+}
+
+// schemaProperty is what a header plan reads of an input schema.
+type schemaProperty struct {
+	Header     json.RawMessage           `json:"x-mcp-header"`
+	Properties map[string]schemaProperty `json:"properties"`
+}
+
+// planHeaders finds every x-mcp-header annotation of a tool's input
+// schema, at any depth (the go-sdk dropped tools whose annotations are
+// invalid when it listed them).
+func planHeaders(tool *mcp.Tool) []paramHeader {
+	b, err := json.Marshal(tool.InputSchema)
+	if err != nil {
+		return nil
+	}
+	var root schemaProperty
+	if json.Unmarshal(b, &root) != nil {
+		return nil
+	}
+	var out []paramHeader
+	var walk func(props map[string]schemaProperty, prefix []string)
+	walk = func(props map[string]schemaProperty, prefix []string) {
+		for name, p := range props {
+			path := append(slices.Clip(prefix), name)
+			var h string
+			if json.Unmarshal(p.Header, &h) == nil && h != "" {
+				out = append(out, paramHeader{path: path, header: "Mcp-Param-" + h})
+			}
+			walk(p.Properties, path)
+		}
+	}
+	walk(root.Properties, nil)
+	return out
+}
+
+// headerValue is the header form (SEP-2243) of the argument at path: a
+// string as it is, or base64 in =?base64?…?= when it is not plain
+// printable ASCII; a boolean as true or false; an integer (within the
+// range a double holds exactly) in decimal. Anything else, null or
+// missing sends no header.
+func headerValue(obj map[string]json.RawMessage, path []string) (string, bool) {
+	raw, ok := obj[path[0]]
+	for _, k := range path[1:] {
+		var inner map[string]json.RawMessage
+		if !ok || json.Unmarshal(raw, &inner) != nil {
+			return "", false
+		}
+		raw, ok = inner[k]
+	}
+	if !ok {
+		return "", false
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	switch v := v.(type) {
+	case bool:
+		return strconv.FormatBool(v), true
+	case float64:
+		const maxSafe = 1<<53 - 1
+		if v != math.Trunc(v) || math.Abs(v) > maxSafe {
+			return "", false
+		}
+		return strconv.FormatInt(int64(v), 10), true
+	case string:
+		if needsBase64(v) {
+			return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?=", true
+		}
+		return v, true
+	}
+	return "", false
+}
+
+func needsBase64(s string) bool {
+	if s == "" {
+		return false
+	}
+	if strings.ContainsAny(s[:1], " \t") || strings.ContainsAny(s[len(s)-1:], " \t") {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return true
+		}
+	}
+	return strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?=")
+}
