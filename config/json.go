@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/internal/jsonscan"
 )
 
 // member is one name/value pair of a JSON object. Objects are read as
@@ -26,14 +28,14 @@ var errNotObject = errors.New("must be a JSON object")
 // key given twice is an error: encoding/json would silently keep the last
 // one, and the person who wrote the file could not tell which counts.
 func decodeObject(data []byte) ([]member, error) {
-	i := skipSpace(data, 0)
+	i := jsonscan.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, errNotObject
 	}
 	var members []member
 	var seen map[string]bool // for objects too long to search
-	for i = skipSpace(data, i+1); i < len(data) && data[i] == '"'; {
-		end := stringEnd(data, i)
+	for i = jsonscan.SkipSpace(data, i+1); i < len(data) && data[i] == '"'; {
+		end := jsonscan.StringEnd(data, i)
 		key, err := unquote(data[i : end+1])
 		if err != nil {
 			return nil, err
@@ -50,14 +52,14 @@ func decodeObject(data []byte) ([]member, error) {
 		if seen != nil {
 			seen[key] = true
 		}
-		if i = skipSpace(data, end+1); i >= len(data) || data[i] != ':' {
+		if i = jsonscan.SkipSpace(data, end+1); i >= len(data) || data[i] != ':' {
 			return nil, errNotObject
 		}
-		i = skipSpace(data, i+1)
-		vend := valueEnd(data, i)
+		i = jsonscan.SkipSpace(data, i+1)
+		vend := jsonscan.ValueEnd(data, i)
 		members = append(members, member{key, json.RawMessage(data[i:vend:vend])})
-		if i = skipSpace(data, vend); i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+		if i = jsonscan.SkipSpace(data, vend); i < len(data) && data[i] == ',' {
+			i = jsonscan.SkipSpace(data, i+1)
 		}
 	}
 	if i >= len(data) || data[i] != '}' {
@@ -74,44 +76,6 @@ func unquote(q []byte) (string, error) {
 	var s string
 	err := json.Unmarshal(q, &s)
 	return s, err
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// valueEnd returns the offset just past the valid JSON value that starts
-// at data[i].
-func valueEnd(data []byte, i int) int {
-	if i >= len(data) {
-		return i
-	}
-	switch data[i] {
-	case '"':
-		return stringEnd(data, i) + 1
-	case '{', '[':
-		depth := 0
-		for ; i < len(data); i++ {
-			switch data[i] {
-			case '"':
-				i = stringEnd(data, i)
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	}
-	for i < len(data) && !bytes.ContainsRune([]byte(",}] \t\n\r"), rune(data[i])) {
-		i++
-	}
-	return i
 }
 
 // lookup returns the value of key, and whether it is present and not null.

@@ -1,6 +1,10 @@
 package config
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/mcpgate/mcpgate/internal/jsonscan"
+)
 
 // stripJSONC turns JSON with comments and trailing commas (VS Code's
 // settings.json) into JSON. Comments and trailing commas outside strings are
@@ -14,7 +18,7 @@ func stripJSONC(data []byte) []byte {
 	for i := 0; i < len(out); i++ {
 		switch c := out[i]; {
 		case c == '"':
-			i = stringEnd(out, i)
+			i = jsonscan.StringEnd(out, i)
 			comma = -1
 		case c == '/' && i+1 < len(out) && out[i+1] == '/':
 			end := bytes.IndexByte(out[i:], '\n')
@@ -46,20 +50,6 @@ func stripJSONC(data []byte) []byte {
 		}
 	}
 	return out
-}
-
-// stringEnd returns the offset of the quote closing the string that opens
-// at data[start], or the last offset if the string never closes.
-func stringEnd(data []byte, start int) int {
-	for i := start + 1; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
-		}
-	}
-	return len(data) - 1
 }
 
 // blank overwrites b with spaces, keeping line breaks.

@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // markerLike is what a model may take for a boundary marker.
@@ -62,6 +65,36 @@ func TestForgedMarkersDefusedInAnyCase(t *testing.T) {
 		inner := out[strings.Index(out, "\n")+1 : strings.LastIndex(out, "\n")]
 		if markerLike.MatchString(inner) {
 			t.Errorf("a forged marker survived: %q became %q", forged, inner)
+		}
+	}
+}
+
+// defuse skips the expression for text without "untru" in ASCII letters
+// of any case; that is sound only while those letters fold to nothing
+// else, as the expression's (?i) folds them (unicode.SimpleFold).
+func TestMarkerPrefixFoldsOnlyInASCII(t *testing.T) {
+	for _, r := range "untru" {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f != unicode.ToUpper(r) {
+				t.Errorf("%q folds to %q: mayForge must look for it too", r, f)
+			}
+		}
+	}
+	for _, s := range []string{"UnTrU", "xxuntru", "UNTRUSTED", "untr", "ntrusted", "un-trusted"} {
+		if got, want := mayForge(s), strings.Contains(strings.ToLower(s), "untru"); got != want {
+			t.Errorf("mayForge(%q) = %v", s, got)
+		}
+	}
+}
+
+// The markers say what fmt's %q said of the source, whatever it holds.
+func TestMarkerQuotesTheSource(t *testing.T) {
+	for _, source := range []string{"server s, tool t", `server s, tool "t"`, "server s, resource a\\b", "server s, tool t\u2028\x00", "server é, tool ☃"} {
+		out := untrusted(source, "x", Limits{}.withDefaults())
+		n := out[len(`<untrusted-content nonce="`):][:24]
+		want := fmt.Sprintf("<%s nonce=%q source=%q>\nx\n</%s nonce=%q>", markerName, n, source, markerName, n)
+		if out != want {
+			t.Errorf("%s:\n got %q\nwant %q", strconv.Quote(source), out, want)
 		}
 	}
 }

@@ -29,6 +29,11 @@ func FuzzRender(f *testing.F) {
 		}
 		out := res.Content[0].(*mcp.TextContent).Text
 		checkBlock(t, out, g.lim, utf8.ValidString(text) && utf8.ValidString(uri) && utf8.ValidString(name) && utf8.ValidString(embedded))
+		for _, s := range []string{text, uri, name, embedded} {
+			if got, want := defuse(s), forgedMarker.ReplaceAllString(s, "untrusted_content"); got != want {
+				t.Errorf("defuse(%q) = %q, the expression alone %q", s, got, want)
+			}
+		}
 	})
 }
 

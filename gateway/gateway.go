@@ -10,6 +10,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -181,6 +182,15 @@ func misplaced(in *Input) string {
 	if len(in.Arguments) == 0 {
 		return ""
 	}
+	if in.Action != "" && in.Server != "" && in.Tool != "" {
+		// Nothing nested can be missing at the top, so only the shape of
+		// arguments matters, and it needs no decoding: what would decode
+		// as a map is an object or null.
+		if (in.Action == "call" || in.Action == "prompt") && !objectOrNull(in.Arguments) {
+			return "arguments must be a JSON object of the tool's own parameters."
+		}
+		return ""
+	}
 	var args map[string]json.RawMessage
 	if json.Unmarshal(in.Arguments, &args) != nil {
 		if in.Action == "call" || in.Action == "prompt" {
@@ -204,6 +214,12 @@ func misplaced(in *Input) string {
 	}
 	return "Put " + strings.Join(nested, ", ") + " at the top level of the mcp call, next to action; arguments holds only the remote tool's own parameters. " +
 		`Example: {"action":"call","server":"S","tool":"T","arguments":{...}}.`
+}
+
+// objectOrNull reports whether raw decodes as a JSON object or null.
+func objectOrNull(raw json.RawMessage) bool {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return json.Valid(raw) && len(raw) > 0 && (raw[0] == '{' || raw[0] == 'n')
 }
 
 func contains(s []string, v string) bool {

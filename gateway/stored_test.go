@@ -28,15 +28,15 @@ func TestStoredCatalogsAnswerWithoutConnecting(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	open := func() *gateway.Gateway {
+	open := func() (*gateway.Gateway, *manager.Manager) {
 		m, err := manager.New([]mcpgate.ServerConfig{cfg("demo", srv.URL)}, &manager.Options{Catalogs: st})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { m.Close() })
-		return gateway.New(&gateway.Options{Manager: m})
+		return gateway.New(&gateway.Options{Manager: m}), m
 	}
-	first := open()
+	first, firstManager := open()
 	if out, isErr := run(t, first, `{"action":"list","server":"demo"}`); isErr {
 		t.Fatalf("list: %s", out)
 	}
@@ -45,8 +45,11 @@ func TestStoredCatalogsAnswerWithoutConnecting(t *testing.T) {
 		t.Fatalf("status of the live server: %s", out)
 	}
 
+	// The catalog is stored in the background; the process that listed
+	// it has ended (and so written it) before the next one starts.
+	firstManager.Close()
 	connects, lists := srv.Connects(), srv.Requests("tools/list")
-	g := open()
+	g, _ := open()
 	out, _ = run(t, g, `{"action":"status"}`)
 	if !strings.Contains(out, "demo: disconnected") || !strings.Contains(out, "cached catalog: ") || strings.Contains(out, "ready") {
 		t.Errorf("status from a stored catalog: %s", out)

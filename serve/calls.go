@@ -126,7 +126,7 @@ type question struct {
 
 // call is one host request being served by a remote server.
 type call struct {
-	id     string // random; names a pending call in requestState
+	id     string // random; names a pending call in requestState (MRTR only)
 	server string
 	ss     *mcp.ServerSession
 	mrtr   bool
@@ -296,8 +296,9 @@ func (f *Front) serveCall(ctx context.Context, hr hostRequest, server string, op
 		return f.recovered(func() (any, error) { return op(ctx, nil) })
 	}
 	if !hr.mrtr || !hr.elicit {
-		// Questions never go back in results: op runs in the request.
-		c := &call{id: newID(), server: server, ss: hr.ss, mrtr: hr.mrtr, elicit: hr.elicit, notes: f.notes}
+		// Questions never go back in results: op runs in the request, and
+		// the call is never parked, so it needs no ID.
+		c := &call{server: server, ss: hr.ss, mrtr: hr.mrtr, elicit: hr.elicit, notes: f.notes}
 		c.attach(ctx, hr)
 		defer c.detach()
 		defer f.register(c)()

@@ -99,7 +99,9 @@ func logsReachTheHost(t *testing.T, url string) {
 		if res, err := r.cs.CallTool(ctx, params); err != nil || res.IsError {
 			t.Fatalf("call: %v %+v", err, res)
 		}
-		servedBy(t, r, version, 1)
+		if version < "2026-07-28" {
+			servedBy(t, r, version, 1) // a log level in _meta keeps a 2026-07-28 call with the go-sdk
+		}
 		select {
 		case l := <-logs:
 			if l.Logger != "up/engine" || l.Level != "warning" || fmt.Sprint(l.Data) != "hello from chatty" {

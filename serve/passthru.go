@@ -6,19 +6,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The stdio fast path. Over stdio, a session-era host's tools/call of the
-// front's own tools (the gateway tool, or with Direct the bridged
-// mcp__server__tool tools) is served below the go-sdk server: the line
-// the host wrote is decoded once (method, name, the arguments kept as
-// bytes), the call goes to the gateway or the bridge exactly as the go-sdk
+// The stdio fast path. Over stdio, a host's tools/call of the front's own
+// tools (the gateway tool, or with Direct the bridged mcp__server__tool
+// tools) is served below the go-sdk server: the line the host wrote is
+// read once, in place (method, name, the arguments kept as bytes of the
+// line), the call goes to the gateway or the bridge exactly as the go-sdk
 // handler would send it (serveCall: progress, log messages, elicitation,
 // the request log, the task refusal, disabled and unknown tools, bounds
 // and the untrusted-content boundary are all below that point), and the
@@ -28,11 +31,20 @@ import (
 //
 // What the go-sdk server did for such a call, and where it is now:
 //   - the initialization gate: only requests of an initialized session
-//     are taken; before that the go-sdk answers them as it did;
-//   - per-request protocol detection: a request whose _meta names a
-//     protocol version (2026-07-28) goes to the go-sdk, which keeps that
-//     generation's log level, result type and server info, and the
-//     InputRequiredResult round trips (requestState, inputResponses);
+//     are taken (for 2026-07-28, once the go-sdk has taken the session's
+//     first request, from which it keeps the version and capabilities);
+//     before that the go-sdk answers them as it did;
+//   - per-request protocol detection: a request is taken only at its
+//     session's generation. At 2026-07-28, perRequest reads _meta as the
+//     go-sdk validates it and leaves to the go-sdk what the fast path
+//     cannot answer alike (a log level, which the go-sdk keeps in the
+//     request's context for ServerSession.Log; capabilities other than
+//     the session's; anything it would refuse); reply adds the result's
+//     resultType ("complete", or "input_required" with the
+//     InputRequiredResult's questions, their content left null as the
+//     go-sdk leaves it) and the server's identity in _meta. The retries of
+//     an InputRequiredResult (requestState, inputResponses) go to the
+//     go-sdk, and reach the same parked call;
 //   - the lookup of the tool: the gateway tool by name; with Direct the
 //     mirror (synced first, as enableDirect's middleware does), and a name
 //     it lacks is answered with the go-sdk's own unknown-tool error;
@@ -45,7 +57,8 @@ import (
 //   - cancellation: the host's notifications/cancelled for a request the
 //     fast path serves cancels its context here (the go-sdk never sees
 //     either), and the response is still written, as the go-sdk does;
-//   - an empty Content is sent as [] (the go-sdk's callTool does so);
+//   - an empty Content is sent as [] (the go-sdk's callTool does so, but
+//     for an InputRequiredResult);
 //   - the response goes out as one line through the same writer as the
 //     go-sdk's messages, so lines never interleave.
 //
@@ -58,6 +71,8 @@ type fastPath struct {
 	ctx context.Context // the session's; handlers' contexts derive from it
 	ss  atomic.Pointer[mcp.ServerSession]
 	out io.Writer // the transport's lineWriter, set by Connect
+
+	setLevel atomic.Bool // the host sent logging/setLevel (see perRequest)
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]context.CancelFunc
@@ -73,30 +88,56 @@ func newFastPath(ctx context.Context, f *Front) *fastPath {
 type callParams struct {
 	Name      string
 	Arguments json.RawMessage
-	Meta      map[string]json.RawMessage
+	// versioned is set when _meta names a protocol version (2026-07-28).
+	versioned bool
+	// progressToken is _meta's, as the host wrote it.
+	progressToken json.RawMessage
+	// meta is _meta when it is an object.
+	meta json.RawMessage
 }
 
 // readParams reads a tools/call request's params as the go-sdk does
 // (member names matched exactly, not as encoding/json matches struct
 // fields), or says the fast path should leave the request to the go-sdk:
 // params that are not an object with a string name, or that carry a
-// requestState, inputResponses or task.
+// requestState, inputResponses or task. raw is valid JSON (envelope
+// checked the line); what it reads are slices of it.
 func readParams(raw json.RawMessage) (*callParams, bool) {
-	var m map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
-	for _, k := range []string{"requestState", "inputResponses", "task"} {
-		if _, ok := m[k]; ok {
+	p := &callParams{}
+	var name, meta []byte
+	for key, value := range jsonscan.Members(raw) {
+		switch string(key) {
+		case "requestState", "inputResponses", "task":
 			return nil, false
+		case "arguments":
+			p.Arguments = value
+		case "name":
+			name = value
+		case "_meta":
+			meta = value
 		}
 	}
-	p := &callParams{Arguments: m["arguments"]}
-	if name := m["name"]; len(name) == 0 || name[0] != '"' || json.Unmarshal(name, &p.Name) != nil || p.Name == "" {
+	var ok bool
+	if p.Name, ok = stringValue(name); !ok || p.Name == "" {
 		return nil, false
 	}
-	if meta, ok := m["_meta"]; ok && json.Unmarshal(meta, &p.Meta) != nil {
-		return nil, false
+	switch {
+	case meta == nil || string(meta) == "null":
+	case meta[0] != '{':
+		return nil, false // not what the go-sdk reads as _meta
+	default:
+		p.meta = meta
+		for key, value := range jsonscan.Members(meta) {
+			switch string(key) {
+			case mcp.MetaKeyProtocolVersion:
+				p.versioned = true
+			case "progressToken":
+				p.progressToken = value
+			}
+		}
 	}
 	return p, true
 }
@@ -108,6 +149,9 @@ func (p *fastPath) take(req *jsonrpc.Request) bool {
 	switch {
 	case req.Method == "notifications/cancelled" && !req.IsCall():
 		return p.cancel(req.Params)
+	case req.Method == "logging/setLevel":
+		p.setLevel.Store(true) // see perRequest
+		return false
 	case req.Method != "tools/call" || !req.IsCall():
 		return false
 	}
@@ -116,24 +160,31 @@ func (p *fastPath) take(req *jsonrpc.Request) bool {
 		return false
 	}
 	init := ss.InitializeParams()
-	if init == nil || init.ProtocolVersion >= mrtrVersion {
-		return false
+	if init == nil {
+		return false // the go-sdk's gate, or a 2026-07-28 session's first request
 	}
 	params, ok := readParams(req.Params)
 	if !ok {
 		return false // the go-sdk says what is wrong with it, or serves it
 	}
-	if _, ok := params.Meta[mcp.MetaKeyProtocolVersion]; ok {
-		return false
+	mrtr := init.ProtocolVersion >= mrtrVersion
+	if params.versioned != mrtr {
+		return false // a request of another generation than its session's
+	}
+	caps := init.Capabilities
+	if mrtr {
+		if caps, ok = p.perRequest(init, params.meta); !ok {
+			return false
+		}
 	}
 	if !p.f.opts.Direct && params.Name != gateway.ToolName {
 		return false // not a tool of the front's: the go-sdk's error
 	}
 	hr := hostRequest{ss: ss, method: "tools/call", name: params.Name, args: params.Arguments}
-	if t := params.Meta["progressToken"]; len(t) > 0 && string(t) != "null" {
+	if t := params.progressToken; len(t) > 0 && string(t) != "null" {
 		hr.token = t // sent back as the host wrote it
 	}
-	hr.capabilities(init.ProtocolVersion, init.Capabilities)
+	hr.capabilities(init.ProtocolVersion, caps)
 
 	ctx, cancel := context.WithCancel(p.ctx)
 	p.mu.Lock()
@@ -152,9 +203,76 @@ func (p *fastPath) take(req *jsonrpc.Request) bool {
 		delete(p.inflight, req.ID)
 		p.mu.Unlock()
 		cancel()
-		p.reply(req.ID, res, err)
+		p.reply(req.ID, res, err, mrtr)
 	}()
 	return true
+}
+
+// perRequest reads a 2026-07-28 request's _meta as the go-sdk's server
+// does (validateRequestMeta), returning the client capabilities it
+// declares, or says the request is the go-sdk's to serve or refuse:
+//   - the protocol version must be the session's (the one the go-sdk
+//     accepted from the session's first request);
+//   - clientInfo, when present, must be an Implementation;
+//   - the capabilities must be those of the session's first request, as
+//     the go-sdk read them (another set, or one it would refuse, is its
+//     own to judge);
+//   - a log level is the go-sdk's: it keeps it in the request's context,
+//     where ServerSession.Log reads it, and the fast path cannot put it
+//     there. Without one the go-sdk sends a 2026-07-28 request no log
+//     messages, and the fast path's calls fall back to the session's
+//     level, which is just as empty unless the host sent
+//     logging/setLevel, after which every call is the go-sdk's.
+func (p *fastPath) perRequest(init *mcp.InitializeParams, meta []byte) (*mcp.ClientCapabilities, bool) {
+	if p.setLevel.Load() {
+		return nil, false
+	}
+	var version, caps, info []byte
+	for key, value := range jsonscan.Members(meta) {
+		switch string(key) {
+		case mcp.MetaKeyProtocolVersion:
+			version = value
+		case mcp.MetaKeyClientCapabilities:
+			caps = value
+		case mcp.MetaKeyClientInfo:
+			info = value
+		case mcp.MetaKeyLogLevel:
+			if string(value) != "null" {
+				return nil, false
+			}
+		}
+	}
+	if v, ok := stringValue(version); !ok || v != init.ProtocolVersion {
+		return nil, false
+	}
+	if info != nil {
+		var impl mcp.Implementation
+		if info[0] != '{' || json.Unmarshal(info, &impl) != nil {
+			return nil, false
+		}
+	}
+	if len(caps) == 0 || caps[0] != '{' {
+		return nil, false
+	}
+	// The go-sdk's 2026-07-28 form of the capabilities: roots as a
+	// pointer, kept in RootsV2 and copied to Roots.
+	var v2 struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	if json.Unmarshal(caps, &v2) != nil {
+		return nil, false
+	}
+	declared := v2.ClientCapabilities
+	declared.RootsV2 = v2.Roots
+	if declared.RootsV2 != nil {
+		//lint:ignore SA1019 the go-sdk still fills the deprecated Roots; compared as it filled it
+		declared.Roots = *declared.RootsV2
+	}
+	if !reflect.DeepEqual(&declared, init.Capabilities) {
+		return nil, false
+	}
+	return init.Capabilities, true
 }
 
 // serve runs one call as the go-sdk's handler of the tool would.
@@ -203,19 +321,53 @@ func (p *fastPath) cancel(raw json.RawMessage) bool {
 // reply writes the response to request id as one line. A result is
 // encoded once, into the envelope, without escaping HTML characters, as the
 // go-sdk writes its responses; an error goes through jsonrpc.EncodeMessage.
-func (p *fastPath) reply(id jsonrpc.ID, res *mcp.CallToolResult, err error) {
+// A 2026-07-28 request's result (mrtr) carries what the go-sdk adds to it:
+// its resultType and the server's identity in _meta.
+func (p *fastPath) reply(id jsonrpc.ID, res *mcp.CallToolResult, err error, mrtr bool) {
 	var data []byte
+	if err == nil && mrtr && res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
+	}
 	if err == nil {
-		if res.Content == nil {
-			r := *res
-			r.Content = []mcp.Content{} // as the go-sdk: never "content": null
-			res = &r
+		r := *res
+		if r.Content == nil && (!mrtr || r.InputRequests == nil) {
+			r.Content = []mcp.Content{} // as the go-sdk: never "content": null but while asking
+		}
+		var inputRequests []byte
+		if mrtr {
+			r.Meta = maps.Clone(r.Meta)
+			if r.Meta == nil {
+				r.Meta = mcp.Meta{}
+			}
+			if _, ok := r.Meta[mcp.MetaKeyServerInfo]; !ok {
+				r.Meta[mcp.MetaKeyServerInfo] = p.f.impl
+			}
+			if r.InputRequests != nil {
+				inputRequests, err = json.Marshal(r.InputRequests)
+				r.InputRequests = nil
+			}
 		}
 		var buf bytes.Buffer
 		buf.WriteString(`{"jsonrpc":"2.0","id":`)
-		if err = appendJSON(&buf, id.Raw()); err == nil {
+		if err == nil {
+			err = appendJSON(&buf, id.Raw())
+		}
+		if err == nil {
 			buf.WriteString(`,"result":`)
-			err = appendJSON(&buf, res)
+			err = appendJSON(&buf, &r)
+		}
+		if err == nil && mrtr {
+			// The result's resultType, and its inputRequests after it, are
+			// the last members the go-sdk writes (CallToolResult.MarshalJSON);
+			// the type is unexported, so they go in here.
+			buf.Truncate(buf.Len() - 1)
+			if inputRequests == nil {
+				buf.WriteString(`,"resultType":"complete"}`)
+			} else {
+				buf.WriteString(`,"resultType":"input_required","inputRequests":`)
+				buf.Write(inputRequests)
+				buf.WriteByte('}')
+			}
 		}
 		if err != nil {
 			p.f.opts.Logger.Error("serve: a tool result could not be encoded", "error", err)

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"sync"
 
+	"github.com/mcpgate/mcpgate/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -112,7 +114,9 @@ func (f *lineFilter) next() ([]byte, error) {
 }
 
 // readLine reads up to a newline, at most limit bytes; a longer line is
-// consumed and reported as errLineTooLong.
+// consumed and reported as errLineTooLong. Each line is a fresh slice,
+// never reused: a request the fast path takes keeps slices of it (its
+// params, the call's arguments) while the call runs.
 func (f *lineFilter) readLine() ([]byte, error) {
 	var line []byte
 	tooLong := false
@@ -156,33 +160,65 @@ func (f *lineFilter) taken(line []byte) bool {
 
 // envelope decodes line as one JSON-RPC request or notification, or
 // returns nil; what it decodes, jsonrpc.DecodeMessage decodes the same
-// (FuzzEnvelope).
+// (FuzzEnvelope). It reads the members in place (jsonscan.go), as a
+// map[string]json.RawMessage would hold them; params are a slice of line.
 func envelope(line []byte) *jsonrpc.Request {
-	if len(line) == 0 || line[0] != '{' || tooDeep(line, maxDepth) {
+	if len(line) == 0 || line[0] != '{' || tooDeep(line, maxDepth) || !json.Valid(line) {
 		return nil
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(line, &m) != nil {
+	var version, method, rawID, params []byte
+	for key, value := range jsonscan.Members(line) {
+		switch string(key) {
+		case "jsonrpc":
+			version = value
+		case "method":
+			method = value
+		case "id":
+			rawID = value
+		case "params":
+			params = value
+		}
+	}
+	if v, ok := stringValue(version); !ok || v != "2.0" {
 		return nil
 	}
-	var version, method string
-	raw := m["method"]
-	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" ||
-		len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &method) != nil {
+	name, ok := stringValue(method)
+	if !ok {
 		return nil
 	}
 	var id jsonrpc.ID
-	if raw, ok := m["id"]; ok {
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return nil
-		}
-		var err error
-		if id, err = jsonrpc.MakeID(v); err != nil {
+	if rawID != nil {
+		if id, ok = idValue(rawID); !ok {
 			return nil
 		}
 	}
-	return &jsonrpc.Request{ID: id, Method: method, Params: m["params"]}
+	return &jsonrpc.Request{ID: id, Method: name, Params: params}
+}
+
+// idValue reads a request ID as jsonrpc.MakeID takes it from an any that
+// encoding/json decoded: a string, a number (float64, as encoding/json
+// parses it) or null.
+func idValue(raw []byte) (jsonrpc.ID, bool) {
+	var v any
+	switch c := raw[0]; {
+	case c == '"':
+		s, ok := jsonscan.Unquote(raw)
+		if !ok {
+			return jsonrpc.ID{}, false
+		}
+		v = s
+	case c == '-' || '0' <= c && c <= '9':
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		v = f
+	case c == 'n':
+	default:
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(v)
+	return id, err == nil
 }
 
 // maxDepth is the nesting the go-sdk's decoder accepts.

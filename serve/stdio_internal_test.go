@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/gateway"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,7 +91,7 @@ func TestFastPathRepliesAsTheGoSDK(t *testing.T) {
 		id, _ := jsonrpc.MakeID(tc.id)
 		var got bytes.Buffer
 		p := &fastPath{f: &Front{opts: Options{Logger: slog.New(slog.DiscardHandler)}}, out: &got}
-		p.reply(id, tc.res, tc.err)
+		p.reply(id, tc.res, tc.err, false)
 		want := &jsonrpc.Response{ID: id, Error: tc.err}
 		if tc.res != nil {
 			r := *tc.res
@@ -105,4 +108,105 @@ func TestFastPathRepliesAsTheGoSDK(t *testing.T) {
 			t.Errorf("fast path:\n %s\ngo-sdk:\n %s", got.String(), b)
 		}
 	}
+}
+
+// readParamsByDecoding is what readParams did with encoding/json's
+// decoding into maps before it scanned: the reference FuzzReadParams
+// holds it to.
+func readParamsByDecoding(raw json.RawMessage) (*callParams, bool) {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, false
+	}
+	for _, k := range []string{"requestState", "inputResponses", "task"} {
+		if _, ok := m[k]; ok {
+			return nil, false
+		}
+	}
+	p := &callParams{Arguments: m["arguments"]}
+	if name := m["name"]; len(name) == 0 || name[0] != '"' || json.Unmarshal(name, &p.Name) != nil || p.Name == "" {
+		return nil, false
+	}
+	var meta map[string]json.RawMessage
+	if raw, ok := m["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return nil, false
+	}
+	_, p.versioned = meta[mcp.MetaKeyProtocolVersion]
+	p.progressToken = meta["progressToken"]
+	return p, true
+}
+
+// FuzzReadParams: on the params of any line envelope takes, readParams
+// reads what decoding them into maps read, and leaves what it left.
+func FuzzReadParams(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"mcp","arguments":{"action":"call"}}`,
+		`{"name":"x","_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`,
+		`{"name":"x","_meta":null,"arguments":null}`,
+		`{"name":"x","_meta":[1]}`,
+		`{"name":"","arguments":{}}`,
+		`{"name":5}`,
+		`{"n\u0061me":"x","name":"y","task":{}}`,
+		`{"name":"x\ud800","arguments":{"a":"}"}}`,
+		`{"name":"x","requestState":null}`,
+		`{"name":"x","_meta":{"progressToken":"a","progressToken":null}}`,
+		`null`, `[]`, `"s"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		raw = bytes.TrimSpace(raw) // as envelope hands params on
+		got, ok := readParams(raw)
+		want, wantOK := readParamsByDecoding(raw)
+		if ok != wantOK {
+			t.Fatalf("%s: readParams %v, decoding %v", raw, ok, wantOK)
+		}
+		if ok && (got.Name != want.Name || !bytes.Equal(got.Arguments, want.Arguments) ||
+			got.versioned != want.versioned || !bytes.Equal(got.progressToken, want.progressToken)) {
+			t.Fatalf("%s: readParams %+v, decoding %+v", raw, got, want)
+		}
+	})
+}
+
+// FuzzReadInput: whatever gateway input readInput reads in place,
+// json.Unmarshal reads the same.
+func FuzzReadInput(f *testing.F) {
+	for _, s := range []string{
+		`{"action":"call","server":"demo","tool":"echo","arguments":{"text":"ping"}}`,
+		`{"action":"search","query":"open a pull request","server":"gh"}`,
+		`{"Action":"call","server":"demo"}`,
+		`{"action":"call","action":"status"}`,
+		`{"action":"call","arguments":null}`,
+		`{"action":"call","arguments":[1]}`,
+		`{"action":"call","limit":3}`,
+		`{"action":"c\u0061ll","server":"d\u00e9mo","tool":"é"}`,
+		`{"action":"call","tool":"\ud800"}`,
+		`{"action":null}`,
+		`{"\u0061ction":"call"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		if !json.Valid(args) {
+			return
+		}
+		args = bytes.TrimSpace(args)
+		var got gateway.Input
+		if !readInput(args, &got) {
+			if !reflect.DeepEqual(got, gateway.Input{}) {
+				t.Fatalf("%s: readInput refused but changed the input: %+v", args, got)
+			}
+			return
+		}
+		var want gateway.Input
+		if err := json.Unmarshal(args, &want); err != nil {
+			t.Fatalf("%s: readInput read %+v, json.Unmarshal refuses: %v", args, got, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: readInput read %+v, json.Unmarshal %+v", args, got, want)
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/mcpgate/mcpgate/serve"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // rawHost talks newline-delimited JSON to a front over StdioTransport, as
@@ -28,12 +29,40 @@ func startRaw(t *testing.T, direct bool) *rawHost { return startRawWith(t, direc
 
 func startRawWith(t *testing.T, direct bool, servers ...mcpgate.ServerConfig) *rawHost {
 	t.Helper()
-	m, err := manager.New(servers, nil)
+	return startRawFront(t, rawFront{direct: direct}, servers...)
+}
+
+// rawFront says how startRawFront builds the front.
+type rawFront struct {
+	direct bool
+	// wired passes the manager's questions, logs and state changes to the
+	// front, as `mcpgate serve` does.
+	wired bool
+	// middleware, when set, is the front's ServerMiddleware: every
+	// request then goes through the go-sdk server.
+	middleware mcp.Middleware
+}
+
+func startRawFront(t *testing.T, rf rawFront, servers ...mcpgate.ServerConfig) *rawHost {
+	t.Helper()
+	var front *serve.Front
+	var mopts *manager.Options
+	if rf.wired {
+		mopts = &manager.Options{
+			Elicit: func(ctx context.Context, r *manager.ElicitRequest) (*mcp.ElicitResult, error) {
+				return front.Elicit(ctx, r)
+			},
+			OnStateChange: func(st manager.Status) { front.StateChanged(st) },
+			//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
+			OnLog: func(server string, msg *mcp.LoggingMessageParams) { front.Log(server, msg) },
+		}
+	}
+	m, err := manager.New(servers, mopts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := &gateway.Options{Manager: m}
-	front := serve.New(&serve.Options{Gateway: gateway.New(opts), Bridge: gateway.NewBridge(opts), Direct: direct})
+	front = serve.New(&serve.Options{Gateway: gateway.New(opts), Bridge: gateway.NewBridge(opts), Direct: rf.direct, ServerMiddleware: rf.middleware})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

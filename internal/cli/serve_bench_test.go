@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
@@ -89,7 +90,8 @@ func cpuTime(cmd *exec.Cmd) time.Duration {
 //     2026-07-28 upstream as mcpgate's manager does, or 2025-11-25 as
 //     direct does: the ceiling of any stdio proxy with one HTTP hop;
 //   - serve-direct: through `mcpgate serve --direct` (mcp__demo__echo);
-//   - serve-gateway: through `mcpgate serve`, the gateway's call action.
+//   - serve-gateway: through `mcpgate serve`, the gateway's call action;
+//   - serve-gateway-2026: the same, from a host speaking 2026-07-28.
 //
 // The floor for a stdio proxy is direct + stdio-hop (floor-2026:
 // direct-2026 + stdio-hop). It reports each path's p50 and each proxy
@@ -100,8 +102,9 @@ func cpuTime(cmd *exec.Cmd) time.Duration {
 //	go test -run '^$' -bench ServeCallLatency -benchtime 3000x -count 2 ./internal/cli/
 //
 // With MCPGATE_BENCH_BASELINE=/path/to/another/mcpgate, that binary's
-// serve paths (base-serve-direct, base-serve-gateway) are alternated with
-// these too, on the same config and data directory.
+// serve paths (base-serve-direct, base-serve-gateway,
+// base-serve-gateway-2026) are alternated with these too, on the same
+// config and data directory.
 func BenchmarkServeCallLatency(b *testing.B) {
 	srv := fake.Start(b, nil)
 	p := newProcs(b)
@@ -128,6 +131,9 @@ func BenchmarkServeCallLatency(b *testing.B) {
 	process := func(name string, cmd *exec.Cmd, tool string, args any) callPath {
 		return callPath{name, connect(name, &mcp.CommandTransport{Command: cmd}), tool, args, cmd}
 	}
+	process2026 := func(name string, cmd *exec.Cmd, tool string, args any) callPath {
+		return callPath{name, connectAt(name, &mcp.CommandTransport{Command: cmd}, "2026-07-28"), tool, args, cmd}
+	}
 	rawProxy := func(name, version string) callPath {
 		cs, cmd := startRawProxy(b, ctx, srv.URL, version)
 		return callPath{name, cs, "echo", text, cmd}
@@ -140,6 +146,7 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		rawProxy("raw-proxy-2025", "2025-11-25"),
 		process("serve-direct", p.command(ctx, "serve", "--direct"), "mcp__demo__echo", text),
 		process("serve-gateway", p.command(ctx, "serve"), "mcp", gatewayArgs),
+		process2026("serve-gateway-2026", p.command(ctx, "serve"), "mcp", gatewayArgs),
 	}
 	if base := os.Getenv(envBaseline); base != "" {
 		baseline := func(args ...string) *exec.Cmd {
@@ -149,7 +156,8 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		}
 		paths = append(paths,
 			process("base-serve-direct", baseline("serve", "--direct"), "mcp__demo__echo", text),
-			process("base-serve-gateway", baseline("serve"), "mcp", gatewayArgs))
+			process("base-serve-gateway", baseline("serve"), "mcp", gatewayArgs),
+			process2026("base-serve-gateway-2026", baseline("serve"), "mcp", gatewayArgs))
 	}
 	call := func(p callPath) {
 		res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: p.tool, Arguments: p.args})
@@ -168,13 +176,18 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		cpu[i] = cpuTime(p.cmd)
 	}
 	b.ResetTimer()
-	for n := range b.N {
-		// Each round starts one path further on: a path measured right
-		// after another process's call pays for that process's wakeups
-		// (a fixed order made serve-direct, after stdio-hop, 15 % slower
-		// than serve-gateway; swapped, the gap went with the position).
-		for k := range paths {
-			i := (n + k) % len(paths)
+	order := rand.New(rand.NewPCG(1, 2))
+	for range b.N {
+		// Each round takes the paths in another order: a path measured
+		// right after another process's call pays for what that process
+		// still does once it has answered (a fixed order made
+		// serve-direct, after stdio-hop, 15 % slower than serve-gateway;
+		// starting each round one path further on still measured every
+		// path after the same one, and serve-gateway, always after
+		// serve-direct, came out 5-6 % slower than it, main's
+		// base-serve-direct, always after serve-gateway, 7 % slower than
+		// its own gateway).
+		for _, i := range order.Perm(len(paths)) {
 			start := time.Now()
 			call(paths[i])
 			took[i] = append(took[i], time.Since(start))
@@ -208,8 +221,20 @@ func BenchmarkServeCallLatency(b *testing.B) {
 	// server; plus the serving process) is what bounds the throughput of
 	// a machine the calls keep busy, so it is reported beside it.
 	const callers, each = 8, 200
-	var cpuPerCall []float64
-	rate := func(p callPath) float64 {
+	// Each path is measured twice, the second pass in the reverse order,
+	// and its figures are over both, so that a drift of the machine's load
+	// during the phase does not all land on the paths measured last or
+	// first (in one fixed order, two identical builds differed by up to
+	// 6 % in CPU per call).
+	measured := []int{0, 2} // direct, direct-2026, then the proxies
+	for i := firstProxy; i < len(paths); i++ {
+		measured = append(measured, i)
+	}
+	busy := make([]time.Duration, len(paths))
+	used := make([]time.Duration, len(paths))
+	served := make([]time.Duration, len(paths)) // the serving process's part of used
+	measure := func(i int) {
+		p := paths[i]
 		var wg sync.WaitGroup
 		self, proc := selfCPU(), cpuTime(p.cmd)
 		start := time.Now()
@@ -226,22 +251,33 @@ func BenchmarkServeCallLatency(b *testing.B) {
 			}()
 		}
 		wg.Wait()
-		took := time.Since(start)
-		used := selfCPU() - self + cpuTime(p.cmd) - proc
-		cpuPerCall = append(cpuPerCall, float64(used.Microseconds())/(callers*each))
-		return float64(callers*each) / took.Seconds()
+		busy[i] += time.Since(start)
+		used[i] += selfCPU() - self + cpuTime(p.cmd) - proc
+		served[i] += cpuTime(p.cmd) - proc
 	}
-	direct := rate(paths[0])
-	b.ReportMetric(cpuPerCall[0], "direct-cpu-µs/call-8")
-	direct26 := rate(paths[2])
+	for _, i := range measured {
+		measure(i)
+	}
+	for _, i := range slices.Backward(measured) {
+		measure(i)
+	}
+	const calls = 2 * callers * each
+	rate := func(i int) float64 { return calls / busy[i].Seconds() }
+	cpuPerCall := func(i int) float64 { return float64(used[i].Microseconds()) / calls }
+	direct, direct26 := rate(0), rate(2)
+	b.ReportMetric(cpuPerCall(0), "direct-cpu-µs/call-8")
 	b.ReportMetric(direct26/direct, "direct-2026-throughput/direct")
-	b.ReportMetric(cpuPerCall[1], "direct-2026-cpu-µs/call-8")
-	for _, p := range paths[firstProxy:] {
-		r := rate(p)
-		b.ReportMetric(r/direct, p.name+"-throughput/direct")
-		b.ReportMetric(r/direct26, p.name+"-throughput/direct-2026")
-		b.ReportMetric(cpuPerCall[len(cpuPerCall)-1], p.name+"-cpu-µs/call-8")
-		b.ReportMetric(cpuPerCall[0]/cpuPerCall[len(cpuPerCall)-1], p.name+"-cpu-throughput/direct")
+	b.ReportMetric(cpuPerCall(2), "direct-2026-cpu-µs/call-8")
+	for i := firstProxy; i < len(paths); i++ {
+		name := paths[i].name
+		b.ReportMetric(rate(i)/direct, name+"-throughput/direct")
+		b.ReportMetric(rate(i)/direct26, name+"-throughput/direct-2026")
+		b.ReportMetric(cpuPerCall(i), name+"-cpu-µs/call-8")
+		// The serving process alone: this process's part (the host's
+		// client, the fake, and the collection of everything every path
+		// left behind) moves with the machine more than the proxy does.
+		b.ReportMetric(float64(served[i].Microseconds())/calls, name+"-proc-cpu-µs/call-8")
+		b.ReportMetric(cpuPerCall(0)/cpuPerCall(i), name+"-cpu-throughput/direct")
 	}
 	b.Logf("p50: %s; floor %v, floor-2026 %v", fmt.Sprint(p50), floor, floor26)
 	b.ReportMetric(0, "ns/op")

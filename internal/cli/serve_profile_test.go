@@ -14,13 +14,14 @@ import (
 
 // BenchmarkServeInProcess runs `mcpgate serve` (and --direct) in this
 // process over pipes, so that a call's own work can be profiled with the
-// rest of the path (host, gateway, manager, the fake server):
+// rest of the path (host, gateway, manager, the fake server); the host
+// speaks 2025-11-25, or 2026-07-28 in gateway-2026:
 //
 //	go test -run '^$' -bench ServeInProcess -benchmem -cpuprofile cpu.out -memprofile mem.out ./internal/cli/
 //
 // BenchmarkServeCallLatency measures the real thing, a separate process.
 func BenchmarkServeInProcess(b *testing.B) {
-	for _, mode := range []string{"direct", "gateway"} {
+	for _, mode := range []string{"direct", "gateway", "gateway-2026"} {
 		b.Run(mode, func(b *testing.B) {
 			srv := fake.Start(b, nil)
 			dir := b.TempDir()
@@ -44,12 +45,16 @@ func BenchmarkServeInProcess(b *testing.B) {
 				run(ctx, args, &IO{In: inR, Out: outW, ErrOut: io.Discard}, getenv)
 				outW.Close()
 			}()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "p", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			version := "2025-11-25"
+			if mode == "gateway-2026" {
+				version = "2026-07-28"
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "p", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
 				b.Fatal(err)
 			}
 			name, callArgs := "mcp__demo__echo", any(map[string]any{"text": "ping"})
-			if mode == "gateway" {
+			if mode != "direct" {
 				name, callArgs = "mcp", map[string]any{"action": "call", "server": "demo", "tool": "echo", "arguments": map[string]any{"text": "ping"}}
 			}
 			for range 20 {

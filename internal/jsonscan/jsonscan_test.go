@@ -1,0 +1,33 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+// Members yields, key by key, what decoding into a
+// map[string]json.RawMessage keeps (the last of a key given twice), its
+// keys unquoted as encoding/json unquotes them. FuzzDecodeObject (config)
+// and FuzzEnvelope, FuzzReadParams and FuzzReadInput (serve) hold the
+// scanning to encoding/json on any input.
+func TestMembers(t *testing.T) {
+	for _, obj := range []string{
+		`{}`,
+		` { "a" : 1 , "b":[1,{"c":"}"}], "d":"x\"y" } `[1:],
+		`{"\u0061":true,"a":null,"k\u00e9":{"e":[[],{}]},"é":-1.5e3}`,
+		"{\"k\xff\":\"v\"}",
+	} {
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(obj), &want); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]json.RawMessage{}
+		for k, v := range Members([]byte(obj)) {
+			got[string(k)] = v
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: members %s, decoding %s", obj, got, want)
+		}
+	}
+}
