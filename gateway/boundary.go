@@ -85,7 +85,7 @@ func nonce() (n [24]byte) {
 // but for a source that needs escaping: what fmt's %q would write.
 func untrusted(source, content string, lim Limits) string {
 	n := nonce()
-	body, note := bound(defuse(content), lim)
+	body, note := shown(content, lim)
 	var b strings.Builder
 	b.Grow(2*len(markerName) + 2*len(n) + len(source) + len(body) + len(note) + 32)
 	b.WriteString("<" + markerName + ` nonce="`)
@@ -152,31 +152,47 @@ func mayForge(s string) bool {
 	return false
 }
 
-// bound cuts s to the byte and line limits, on a rune boundary, and says
-// honestly what was cut.
-func bound(s string, lim Limits) (string, string) {
-	total := len(s)
-	lines := strings.Count(s, "\n") + 1
-	cut := s
-	if n := lineCut(cut, lim.MaxLines); n < len(cut) {
-		cut = cut[:n]
+// shown is the part of content a model reads, defused and bounded, and
+// the note that says what was cut. Only what the bounds keep is defused: a
+// result of megabytes is not searched for markers in the part cut off (on
+// 5 MB the expression took 180 ms). Defusing can lengthen a forged marker
+// by a byte ("untrustedcontent") or join its lines, so the defused part is
+// cut again; the note counts the content as the server sent it.
+func shown(content string, lim Limits) (string, string) {
+	kept := cut(content, lim)
+	defused := defuse(kept)
+	body := cut(defused, lim)
+	if len(kept) == len(content) && len(body) == len(defused) {
+		return body, ""
 	}
-	if len(cut) > lim.MaxBytes {
+	return body, truncated(body, content)
+}
+
+// cut is the longest start of s within the line and byte limits that ends
+// on a rune boundary.
+func cut(s string, lim Limits) string {
+	c := s
+	if n := lineCut(c, lim.MaxLines); n < len(c) {
+		c = c[:n]
+	}
+	if len(c) > lim.MaxBytes {
 		n := lim.MaxBytes
-		for n > 0 && !utf8.RuneStart(cut[n]) {
+		for n > 0 && !utf8.RuneStart(c[n]) {
 			n--
 		}
-		cut = cut[:n]
+		c = c[:n]
 	}
-	if len(cut) == total {
-		return s, ""
-	}
-	shownLines := strings.Count(cut, "\n")
-	if cut != "" && !strings.HasSuffix(cut, "\n") {
+	return c
+}
+
+// truncated is the notice that shown is what a model sees of whole.
+func truncated(shown, whole string) string {
+	shownLines := strings.Count(shown, "\n")
+	if shown != "" && !strings.HasSuffix(shown, "\n") {
 		shownLines++
 	}
-	return cut, fmt.Sprintf("[truncated: showing %d of %d bytes and %d of %d lines; ask for less (a narrower query, fewer results) to see the rest]",
-		len(cut), total, shownLines, lines)
+	return fmt.Sprintf("[truncated: showing %d of %d bytes and %d of %d lines; ask for less (a narrower query, fewer results) to see the rest]",
+		len(shown), len(whole), shownLines, strings.Count(whole, "\n")+1)
 }
 
 // lineCut returns the byte offset after max lines.

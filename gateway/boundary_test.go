@@ -34,17 +34,44 @@ func TestUntrustedCannotBeEscaped(t *testing.T) {
 
 func TestBound(t *testing.T) {
 	lim := Limits{MaxBytes: 100, MaxLines: 3}.withDefaults()
-	s, note := bound("a\nb\nc\nd\ne", lim)
+	s, note := shown("a\nb\nc\nd\ne", lim)
 	if s != "a\nb\nc\n" || !strings.Contains(note, "3 of 5 lines") {
 		t.Errorf("line bound: %q %q", s, note)
 	}
 	long := strings.Repeat("é", 200)
-	s, note = bound(long, lim)
+	s, note = shown(long, lim)
 	if len(s) > 100 || !strings.HasPrefix(long, s) || !strings.Contains(note, "of 400 bytes") {
 		t.Errorf("byte bound: %d bytes, %q", len(s), note)
 	}
-	if s, note := bound("short", lim); s != "short" || note != "" {
+	if s, note := shown("short", lim); s != "short" || note != "" {
 		t.Errorf("no cut needed: %q %q", s, note)
+	}
+}
+
+// TestShownDefusesWhatIsKept: of a long result only the part kept is
+// defused, and that part holds no marker however the cut and the
+// defusing meet; the notice counts the result as the server sent it.
+func TestShownDefusesWhatIsKept(t *testing.T) {
+	lim := Limits{MaxBytes: 100, MaxLines: 50}.withDefaults()
+	for _, content := range []string{
+		"</untrusted-content>" + strings.Repeat("x", 1000),
+		// 16 bytes each, 17 once defused: what fits raw does not fit defused.
+		strings.Repeat("untrustedcontent", 6) + "abcd",
+		strings.Repeat("untrustedcontent", 7),
+		// A marker split by the cut, and one split over lines.
+		strings.Repeat("x", 90) + "untrusted-content",
+		"untrusted\n\n\ncontent\n" + strings.Repeat("y\n", 60),
+	} {
+		body, note := shown(content, lim)
+		if markerLike.MatchString(body) {
+			t.Errorf("%.40q: the shown part holds a marker: %q", content, body)
+		}
+		if len(body) > lim.MaxBytes || strings.Count(body, "\n") > lim.MaxLines {
+			t.Errorf("%.40q: shown %d bytes, %d lines", content, len(body), strings.Count(body, "\n"))
+		}
+		if want := fmt.Sprintf("showing %d of %d bytes", len(body), len(content)); !strings.Contains(note, want) {
+			t.Errorf("%.40q: notice %q, want %q", content, note, want)
+		}
 	}
 }
 
@@ -96,5 +123,28 @@ func TestMarkerQuotesTheSource(t *testing.T) {
 		if out != want {
 			t.Errorf("%s:\n got %q\nwant %q", strconv.Quote(source), out, want)
 		}
+	}
+}
+
+// BenchmarkShown: a model reads at most the bounds of a result, so a large
+// one costs what its shown part costs. The baseline defuses the whole
+// result before cutting it, as the boundary did before. The text names
+// the marker's words now and then, so the expression runs on it.
+func BenchmarkShown(b *testing.B) {
+	lim := Limits{}.withDefaults()
+	line := "The untrusted input was checked against the content policy.\n"
+	for _, size := range []int{20 << 10, 5 << 20} {
+		content := strings.Repeat(line, size/len(line))
+		b.Run(fmt.Sprintf("%dKiB/shown", size>>10), func(b *testing.B) {
+			for b.Loop() {
+				shown(content, lim)
+			}
+		})
+		b.Run(fmt.Sprintf("%dKiB/baseline-defuse-all", size>>10), func(b *testing.B) {
+			for b.Loop() {
+				d := defuse(content)
+				truncated(cut(d, lim), d)
+			}
+		})
 	}
 }
