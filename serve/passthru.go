@@ -236,6 +236,7 @@ func (p *fastPath) perRequest(init *mcp.InitializeParams, meta []byte) (*mcp.Cli
 			caps = value
 		case mcp.MetaKeyClientInfo:
 			info = value
+		//lint:ignore SA1019 a log level in _meta is the 2026-07-28 request's own (deprecated by SEP-2577 in its window); such a request stays with the go-sdk
 		case mcp.MetaKeyLogLevel:
 			if string(value) != "null" {
 				return nil, false
@@ -258,13 +259,16 @@ func (p *fastPath) perRequest(init *mcp.InitializeParams, meta []byte) (*mcp.Cli
 	// pointer, kept in RootsV2 and copied to Roots.
 	var v2 struct {
 		mcp.ClientCapabilities
+		//lint:ignore SA1019 roots are deprecated from 2026-07-28 (SEP-2577); a host may still declare them, and the go-sdk decodes them so
 		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 	}
 	if json.Unmarshal(caps, &v2) != nil {
 		return nil, false
 	}
 	declared := v2.ClientCapabilities
+	//lint:ignore SA1019 the go-sdk keeps the deprecated roots in RootsV2; compared as it filled it
 	declared.RootsV2 = v2.Roots
+	//lint:ignore SA1019 as above
 	if declared.RootsV2 != nil {
 		//lint:ignore SA1019 the go-sdk still fills the deprecated Roots; compared as it filled it
 		declared.Roots = *declared.RootsV2
