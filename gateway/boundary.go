@@ -185,14 +185,14 @@ func cut(s string, lim Limits) string {
 	return c
 }
 
-// truncated is the notice that shown is what a model sees of whole.
-func truncated(shown, whole string) string {
-	shownLines := strings.Count(shown, "\n")
-	if shown != "" && !strings.HasSuffix(shown, "\n") {
+// truncated is the notice that part is what a model sees of whole.
+func truncated(part, whole string) string {
+	shownLines := strings.Count(part, "\n")
+	if part != "" && !strings.HasSuffix(part, "\n") {
 		shownLines++
 	}
 	return fmt.Sprintf("[truncated: showing %d of %d bytes and %d of %d lines; ask for less (a narrower query, fewer results) to see the rest]",
-		len(shown), len(whole), shownLines, strings.Count(whole, "\n")+1)
+		len(part), len(whole), shownLines, strings.Count(whole, "\n")+1)
 }
 
 // lineCut returns the byte offset after max lines.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +14,6 @@ import (
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/fake"
 	"github.com/mcpgate/mcpgate/manager"
-	"github.com/mcpgate/mcpgate/store/seal"
-	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
 // memIndexCache is an IndexCache in memory that counts what it is asked.
@@ -75,15 +72,7 @@ func TestKeptIndexAnswersAsTheLiveCatalogs(t *testing.T) {
 		[2]string{"post_message", "Post a message to a channel"},
 		[2]string{"list_channels", "List the channels of the team"})})
 	servers := []mcpgate.ServerConfig{cfg("chat", chat.URL), cfg("demo", demo.URL), cfg("gh", gh.URL)}
-	sl, err := seal.New(bytes.Repeat([]byte{1}, seal.KeySize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "mcpgate.db"), sl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqliteStore(t)
 	// A process: a manager and its gateway, closed (its catalogs written)
 	// once it has answered.
 	answers := func(servers []mcpgate.ServerConfig, cache gateway.IndexCache) map[string][]gateway.SearchHit {

@@ -19,15 +19,7 @@ import (
 // and status at once, and says the catalog is cached, not ready.
 func TestStoredCatalogsAnswerWithoutConnecting(t *testing.T) {
 	srv := fake.Start(t, nil)
-	sl, err := seal.New(bytes.Repeat([]byte{1}, seal.KeySize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "mcpgate.db"), sl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqliteStore(t)
 	open := func() (*gateway.Gateway, *manager.Manager) {
 		m, err := manager.New([]mcpgate.ServerConfig{cfg("demo", srv.URL)}, &manager.Options{Catalogs: st})
 		if err != nil {
@@ -72,4 +64,20 @@ func TestStoredCatalogsAnswerWithoutConnecting(t *testing.T) {
 	if srv.Connects() == connects {
 		t.Error("a call did not connect")
 	}
+}
+
+// sqliteStore is a sealed SQLite store in the test's own directory, as a
+// process's data directory has, closed when the test ends.
+func sqliteStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	sl, err := seal.New(bytes.Repeat([]byte{1}, seal.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "mcpgate.db"), sl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

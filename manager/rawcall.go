@@ -164,15 +164,13 @@ func (rc *rawCalls) body(id, name string, args json.RawMessage, meta mcp.Meta, i
 		if err != nil {
 			return nil, err
 		}
-		q, _ := json.Marshal(k)
 		b = append(b, ',')
-		b = append(b, q...)
+		b = append(b, quote(k)...)
 		b = append(b, ':')
 		b = append(b, v...)
 	}
 	b = append(b, `},"name":`...)
-	q, _ := json.Marshal(name)
-	b = append(b, q...)
+	b = append(b, quote(name)...)
 	b = append(b, `,"arguments":`...)
 	b = append(b, args...)
 	if len(in) > 0 {
@@ -184,9 +182,8 @@ func (rc *rawCalls) body(id, name string, args json.RawMessage, meta mcp.Meta, i
 		b = append(b, v...)
 	}
 	if state != "" {
-		q, _ := json.Marshal(state)
 		b = append(b, `,"requestState":`...)
-		b = append(b, q...)
+		b = append(b, quote(state)...)
 	}
 	return append(b, "}}"...), nil
 }
