@@ -188,9 +188,9 @@ func TestHostileAuthModes(t *testing.T) {
 		},
 		fake.HostileTokenHang: func(t *testing.T, h *fake.HostileAuth, d hostileDiscovery) {
 			honest(t, h, d, "")
+			start := time.Now() // before the context, whose deadline counts from its making
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
-			start := time.Now()
 			_, err := doForm(ctx, h.Auth.TokenEndpoint, url.Values{"grant_type": {"authorization_code"}}, "", "")
 			if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) < 200*time.Millisecond {
 				t.Errorf("token request: %v after %v, want a timeout", err, time.Since(start))
