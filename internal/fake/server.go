@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -104,7 +105,9 @@ type Server struct {
 	live    map[string]session // session IDs issued and not yet forgotten
 	expired map[string]bool    // session IDs forgotten by ExpireSessions or Stop
 
-	requests      map[string]int // JSON-RPC method → messages seen
+	requests      map[string]int  // JSON-RPC method → messages seen
+	listens       map[string]bool // IDs of subscriptions/listen requests not cancelled
+	listensEnded  int
 	deletes       int
 	unauthorized  int
 	inFlight      map[string]int // tool name → handlers running
@@ -149,6 +152,7 @@ func newServer(opts *Options) (*Server, error) {
 		live:     make(map[string]session),
 		expired:  make(map[string]bool),
 		requests: make(map[string]int),
+		listens:  make(map[string]bool),
 		inFlight: make(map[string]int),
 		tallies:  make(map[string]*Tally),
 	}
@@ -248,6 +252,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, m := range methods {
 		s.requests[m]++
 	}
+	for _, m := range msgs {
+		s.trackListen(m)
+	}
 	if r.Method == http.MethodDelete {
 		s.deletes++
 	}
@@ -282,6 +289,36 @@ func (s *Server) authorized(r *http.Request) bool {
 		}
 	}
 	return true
+}
+
+// trackListen keeps the IDs of the subscriptions/listen requests still
+// open and counts those a notifications/cancelled ends. s.mu is held.
+func (s *Server) trackListen(m envelope) {
+	switch m.Method {
+	case "subscriptions/listen":
+		if m.isCall() {
+			s.listens[string(m.ID)] = true
+		}
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && s.listens[string(p.RequestID)] {
+			delete(s.listens, string(p.RequestID))
+			s.listensEnded++
+		}
+	}
+}
+
+// ListensEnded returns how many subscriptions/listen streams the client
+// ended with notifications/cancelled (2026-07-28 has no session to
+// delete; a client that is done with a stream cancels its request). The
+// IDs are matched as written, so it counts right when clients take turns,
+// as the commands of one test do.
+func (s *Server) ListensEnded() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listensEnded
 }
 
 // Initializes returns how many "initialize" requests the server has seen.
