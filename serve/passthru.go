@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/jsonscan"
@@ -76,12 +77,57 @@ type fastPath struct {
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]context.CancelFunc
-	wg       sync.WaitGroup
-	served   atomic.Int64 // requests answered, for tests
+	wg       sync.WaitGroup // the calls in flight
+	served   atomic.Int64   // requests answered, for tests
+
+	// A call runs deep (the gateway, the manager, net/http), and a new
+	// goroutine for each grew its stack two or three times a call (a
+	// tenth of the serve process's own CPU on a call). A goroutine that
+	// has answered one waits up to workerIdle for the next instead; idle
+	// ones take the next call from work, and quit ends them.
+	work    chan func()
+	quit    chan struct{}
+	workers sync.WaitGroup
 }
 
+// workerIdle is how long a fast-path goroutine waits for another call.
+const workerIdle = 10 * time.Second
+
 func newFastPath(ctx context.Context, f *Front) *fastPath {
-	return &fastPath{f: f, ctx: ctx, inflight: make(map[jsonrpc.ID]context.CancelFunc)}
+	return &fastPath{f: f, ctx: ctx, inflight: make(map[jsonrpc.ID]context.CancelFunc),
+		work: make(chan func()), quit: make(chan struct{})}
+}
+
+// spawn runs call on an idle worker, or on a new one when none is idle.
+func (p *fastPath) spawn(call func()) {
+	p.wg.Add(1)
+	select {
+	case p.work <- call:
+		return
+	default:
+	}
+	p.workers.Add(1)
+	go p.worker(call)
+}
+
+// worker runs call, then the calls it is handed until it has waited
+// workerIdle for one or the fast path is done.
+func (p *fastPath) worker(call func()) {
+	defer p.workers.Done()
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		call()
+		p.wg.Done()
+		idle.Reset(workerIdle)
+		select {
+		case call = <-p.work:
+		case <-idle.C:
+			return
+		case <-p.quit:
+			return
+		}
+	}
 }
 
 // callParams is what the fast path reads of a tools/call request.
@@ -195,16 +241,14 @@ func (p *fastPath) take(req *jsonrpc.Request) bool {
 	}
 	p.inflight[req.ID] = cancel
 	p.mu.Unlock()
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
+	p.spawn(func() {
 		res, err := p.serve(ctx, hr, params.Arguments)
 		p.mu.Lock()
 		delete(p.inflight, req.ID)
 		p.mu.Unlock()
 		cancel()
 		p.reply(req.ID, res, err, mrtr)
-	}()
+	})
 	return true
 }
 
@@ -413,5 +457,10 @@ func (p *fastPath) cancelAll() {
 	}
 }
 
-// wait waits for the requests in flight to be answered.
-func (p *fastPath) wait() { p.wg.Wait() }
+// wait waits for the requests in flight to be answered, then ends the
+// idle workers.
+func (p *fastPath) wait() {
+	p.wg.Wait()
+	close(p.quit)
+	p.workers.Wait()
+}
