@@ -109,6 +109,7 @@ func TestCatalogRefreshIsBounded(t *testing.T) {
 	t.Parallel()
 	for _, gen := range generations {
 		t.Run(gen.name, func(t *testing.T) {
+			t.Parallel()
 			var armed atomic.Bool
 			srv := fake.Start(t, &fake.Options{Versions: gen.versions})
 			p := fake.StartFaultProxy(t, srv.URL, &fake.FaultOptions{Plan: func(r *fake.FaultRequest) fake.Fault {

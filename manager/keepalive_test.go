@@ -69,6 +69,7 @@ func TestCallsReuseTheirConnection(t *testing.T) {
 		// one, the body does.
 		for _, logged := range []bool{false, true} {
 			t.Run(name+map[bool]string{false: "", true: ", logged"}[logged], func(t *testing.T) {
+				t.Parallel()
 				reuse(t, versions, logged)
 			})
 		}

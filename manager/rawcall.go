@@ -251,6 +251,11 @@ func (s *server) exchangeCall(ctx context.Context, sess *session, id string, bod
 	return nil, fmt.Errorf("sending \"tools/call\": unsupported content type %q", ct)
 }
 
+// streamReaders keeps the readers of call streams, 4 KiB each, for the
+// next call: nothing read through one outlives readCallStream (lines are
+// copied into the event's data, and decoding copies out of that).
+var streamReaders = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
+
 // readCallStream reads a call's response stream up to its answer, acting
 // on the notifications before it as the go-sdk's handlers would. The
 // transport passes only whole events (a stream cut inside one reads as
@@ -259,7 +264,9 @@ func (s *server) exchangeCall(ctx context.Context, sess *session, id string, bod
 // zero, which in v1.8.0 sets no bound), the reading bounds no single
 // event: the transport bounds the whole body (Limits.MaxResponseBytes).
 func (s *server) readCallStream(sess *session, body io.Reader, id string) (*mcp.CallToolResult, error) {
-	r := bufio.NewReader(body)
+	r := streamReaders.Get().(*bufio.Reader)
+	r.Reset(body)
+	defer func() { r.Reset(nil); streamReaders.Put(r) }()
 	var name string
 	var data []byte
 	seen := false // a data line in this event
