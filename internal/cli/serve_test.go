@@ -162,12 +162,15 @@ func TestServeDirect(t *testing.T) {
 	}
 	start := time.Now()
 	srv.AddTool("fresh", "added while serving")
+	// Pushed, not found by a later poll: nothing else would tell the host
+	// within the wait. The bound is wide for a loaded machine (two full
+	// runs side by side took 1.08 s); a quiet one takes tens of ms.
 	select {
 	case <-changed:
-		if d := time.Since(start); d > time.Second {
+		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("list_changed after %v", d)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("no list_changed reached the agent host")
 	}
 }
