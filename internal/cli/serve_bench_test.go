@@ -85,16 +85,23 @@ func cpuTime(cmd *exec.Cmd) time.Duration {
 //     stdio hop alone, no network);
 //   - direct-2026: direct, but speaking 2026-07-28, as mcpgate's manager
 //     does to the fake (which serves that generation statelessly);
+//   - direct-session-era: direct to a second fake that speaks only the
+//     session era (2025-11-25 down), to which mcpgate speaks 2025-11-25
+//     too;
 //   - raw-proxy, raw-proxy-2025: through the raw proxy (rawproxy_test.go),
 //     which forwards each call's line with its own POST, speaking
 //     2026-07-28 upstream as mcpgate's manager does, or 2025-11-25 as
 //     direct does: the ceiling of any stdio proxy with one HTTP hop;
 //   - serve-direct: through `mcpgate serve --direct` (mcp__demo__echo);
 //   - serve-gateway: through `mcpgate serve`, the gateway's call action;
-//   - serve-gateway-2026: the same, from a host speaking 2026-07-28.
+//   - serve-gateway-2026: the same, from a host speaking 2026-07-28;
+//   - serve-direct-session-era: `serve --direct` to the session-era fake
+//     (mcp__old__echo).
 //
 // The floor for a stdio proxy is direct + stdio-hop (floor-2026:
-// direct-2026 + stdio-hop). It reports each path's p50 and each proxy
+// direct-2026 + stdio-hop; floor-session-era: direct-session-era +
+// stdio-hop, the one floor where the proxy and direct speak the same
+// generation to the same server as the issue's does). It reports each path's p50 and each proxy
 // path's p50 against both floors, then the throughput of 8 concurrent
 // callers through direct-2026 and each proxy path against direct (and
 // each proxy's against direct-2026):
@@ -103,12 +110,14 @@ func cpuTime(cmd *exec.Cmd) time.Duration {
 //
 // With MCPGATE_BENCH_BASELINE=/path/to/another/mcpgate, that binary's
 // serve paths (base-serve-direct, base-serve-gateway,
-// base-serve-gateway-2026) are alternated with these too, on the same
+// base-serve-gateway-2026, base-serve-direct-session-era) are alternated with these too, on the same
 // config and data directory.
 func BenchmarkServeCallLatency(b *testing.B) {
 	srv := fake.Start(b, nil)
+	old := fake.Start(b, &fake.Options{Versions: fake.SessionEra})
 	p := newProcs(b)
 	p.mustRun(0, "add", "demo", srv.URL, "--auth", "none")
+	p.mustRun(0, "add", "old", old.URL, "--auth", "none")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	connectAt := func(name string, t mcp.Transport, version string) *mcp.ClientSession {
@@ -142,11 +151,13 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		{"direct", connect("direct", &mcp.StreamableClientTransport{Endpoint: srv.URL}), "echo", text, nil},
 		process("stdio-hop", echo, "echo", text),
 		{"direct-2026", connectAt("direct-2026", &mcp.StreamableClientTransport{Endpoint: srv.URL}, "2026-07-28"), "echo", text, nil},
+		{"direct-session-era", connect("direct-session-era", &mcp.StreamableClientTransport{Endpoint: old.URL}), "echo", text, nil},
 		rawProxy("raw-proxy", "2026-07-28"),
 		rawProxy("raw-proxy-2025", "2025-11-25"),
 		process("serve-direct", p.command(ctx, "serve", "--direct"), "mcp__demo__echo", text),
 		process("serve-gateway", p.command(ctx, "serve"), "mcp", gatewayArgs),
 		process2026("serve-gateway-2026", p.command(ctx, "serve"), "mcp", gatewayArgs),
+		process("serve-direct-session-era", p.command(ctx, "serve", "--direct"), "mcp__old__echo", text),
 	}
 	if base := os.Getenv(envBaseline); base != "" {
 		baseline := func(args ...string) *exec.Cmd {
@@ -157,7 +168,8 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		paths = append(paths,
 			process("base-serve-direct", baseline("serve", "--direct"), "mcp__demo__echo", text),
 			process("base-serve-gateway", baseline("serve"), "mcp", gatewayArgs),
-			process2026("base-serve-gateway-2026", baseline("serve"), "mcp", gatewayArgs))
+			process2026("base-serve-gateway-2026", baseline("serve"), "mcp", gatewayArgs),
+			process("base-serve-direct-session-era", baseline("serve", "--direct"), "mcp__old__echo", text))
 	}
 	call := func(p callPath) {
 		res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: p.tool, Arguments: p.args})
@@ -207,11 +219,14 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		p50[i] = took[i][len(took[i])/2]
 		b.ReportMetric(float64(p50[i].Microseconds()), paths[i].name+"-p50-µs")
 	}
-	const firstProxy = 3 // paths before it are the floors' parts
-	floor, floor26 := p50[0]+p50[1], p50[2]+p50[1]
+	const firstProxy = 4 // paths before it are the floors' parts
+	floor, floor26, floorOld := p50[0]+p50[1], p50[2]+p50[1], p50[3]+p50[1]
 	for i := firstProxy; i < len(paths); i++ {
 		b.ReportMetric(float64(p50[i])/float64(floor), paths[i].name+"/floor")
 		b.ReportMetric(float64(p50[i])/float64(floor26), paths[i].name+"/floor-2026")
+		if strings.HasSuffix(paths[i].name, "-session-era") {
+			b.ReportMetric(float64(p50[i])/float64(floorOld), paths[i].name+"/floor-session-era")
+		}
 	}
 
 	// Throughput: 8 callers at once on each path's session but the stdio
@@ -226,7 +241,7 @@ func BenchmarkServeCallLatency(b *testing.B) {
 	// during the phase does not all land on the paths measured last or
 	// first (in one fixed order, two identical builds differed by up to
 	// 6 % in CPU per call).
-	measured := []int{0, 2} // direct, direct-2026, then the proxies
+	measured := []int{0, 2, 3} // direct, direct-2026, direct-session-era, then the proxies
 	for i := firstProxy; i < len(paths); i++ {
 		measured = append(measured, i)
 	}
@@ -264,7 +279,7 @@ func BenchmarkServeCallLatency(b *testing.B) {
 	const calls = 2 * callers * each
 	rate := func(i int) float64 { return calls / busy[i].Seconds() }
 	cpuPerCall := func(i int) float64 { return float64(used[i].Microseconds()) / calls }
-	direct, direct26 := rate(0), rate(2)
+	direct, direct26, directOld := rate(0), rate(2), rate(3)
 	b.ReportMetric(cpuPerCall(0), "direct-cpu-µs/call-8")
 	b.ReportMetric(direct26/direct, "direct-2026-throughput/direct")
 	b.ReportMetric(cpuPerCall(2), "direct-2026-cpu-µs/call-8")
@@ -272,6 +287,9 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		name := paths[i].name
 		b.ReportMetric(rate(i)/direct, name+"-throughput/direct")
 		b.ReportMetric(rate(i)/direct26, name+"-throughput/direct-2026")
+		if strings.HasSuffix(name, "-session-era") {
+			b.ReportMetric(rate(i)/directOld, name+"-throughput/direct-session-era")
+		}
 		b.ReportMetric(cpuPerCall(i), name+"-cpu-µs/call-8")
 		// The serving process alone: this process's part (the host's
 		// client, the fake, and the collection of everything every path
@@ -279,6 +297,6 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		b.ReportMetric(float64(served[i].Microseconds())/calls, name+"-proc-cpu-µs/call-8")
 		b.ReportMetric(cpuPerCall(0)/cpuPerCall(i), name+"-cpu-throughput/direct")
 	}
-	b.Logf("p50: %s; floor %v, floor-2026 %v", fmt.Sprint(p50), floor, floor26)
+	b.Logf("p50: %s; floor %v, floor-2026 %v, floor-session-era %v", fmt.Sprint(p50), floor, floor26, floorOld)
 	b.ReportMetric(0, "ns/op")
 }
