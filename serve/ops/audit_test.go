@@ -123,10 +123,13 @@ func TestSlowSinkNeverSlowsRecord(t *testing.T) {
 			dropped += e.Count
 		}
 	}
-	// The writer holds one batch (what was queued when it woke) while the
-	// queue fills again: at most twice the queue, and one, get through.
-	if written+dropped != n || dropped == 0 || written > 2*8+1 {
-		t.Errorf("written %d, reported dropped %d; want them to add up to %d, with at most 17 written", written, dropped, n)
+	// The writer holds one batch while the queue fills again. The batch is
+	// what it took without waiting, and Records racing with its taking
+	// can refill the queue as it drains (a CI run wrote 18, one more than
+	// twice the queue and one), so the bound is a batch's (256) and the
+	// queue: the rest must be dropped and reported.
+	if written+dropped != n || dropped == 0 || written > 256+8 {
+		t.Errorf("written %d, reported dropped %d; want them to add up to %d, with at most %d written", written, dropped, n, 256+8)
 	}
 	if got := value(t, scrape(t, metrics.Handler()), "mcpgate_audit_dropped_total", nil); int(got) != dropped {
 		t.Errorf("audit_dropped_total = %v, want %d", got, dropped)
