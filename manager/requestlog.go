@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/internal/jsonscan"
 )
 
 // The request log: one entry per HTTP request a session sends to a remote
@@ -147,10 +149,9 @@ func (t *sessionTransport) startExchange(req *http.Request) *exchange {
 	x.entry = RequestLogEntry{Time: x.start, Server: t.server, Method: req.Method}
 	if m, tool, ok := fromHeaders(req.Header); ok && req.Method == http.MethodPost {
 		x.entry.Method, x.entry.Tool = m, tool
-	} else if req.Method == http.MethodPost && req.GetBody != nil {
-		if body, err := req.GetBody(); err == nil {
-			x.entry.Method, x.entry.Tool = summarize(body)
-			body.Close()
+	} else if req.Method == http.MethodPost {
+		if m, tool, ok := bodySummary(req); ok {
+			x.entry.Method, x.entry.Tool = m, tool
 		}
 	}
 	if req.ContentLength > 0 {
@@ -279,6 +280,95 @@ func plainHeader(v string) bool {
 		}
 	}
 	return true
+}
+
+// bodySummary is summarize of a request's body, which the go-sdk's
+// requests and the raw call's hold in memory (GetBody): read in place
+// (internal/jsonscan) when it is a JSON object within maxSummaryBytes, as
+// they are, and by summarize's tokens otherwise. A session-era request has
+// no Mcp-Method header, so each of its POSTs is summarized, twice before
+// (the request log, and the transport looking for a tools/list): 35 µs of
+// a call's CPU as tokens. FuzzSummary holds the two readings together.
+func bodySummary(req *http.Request) (method, tool string, ok bool) {
+	if req.GetBody == nil {
+		return "", "", false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return "", "", false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, maxSummaryBytes+1))
+	if err == nil && len(b) <= maxSummaryBytes && len(b) > 0 && b[0] == '{' && json.Valid(b) {
+		if method, tool, ok = summarizeObject(b); ok {
+			return method, tool, true
+		}
+	}
+	method, tool = summarize(io.MultiReader(bytes.NewReader(b), body))
+	return method, tool, true
+}
+
+// summarizeObject is summarize of obj, a valid JSON object, read in place;
+// ok is false where summarize's tokens would lose their place (a params
+// name that is neither a string nor null), which only summarize can say.
+func summarizeObject(obj []byte) (method, tool string, ok bool) {
+	var name string
+	for key, value := range jsonscan.Members(obj) {
+		switch string(key) {
+		case "method":
+			s, isString := stringOrNull(value)
+			if !isString {
+				return bounded(method, "unknown"), "", true
+			}
+			method = s
+		case "params":
+			if name, ok = paramsNameOf(value); !ok {
+				return "", "", false
+			}
+		default:
+			continue
+		}
+		if method != "" && (method != "tools/call" || name != "") {
+			break
+		}
+	}
+	if method == "" {
+		return "response", "", true
+	}
+	if method == "tools/call" {
+		tool = bounded(name, "")
+	}
+	return bounded(method, "unknown"), tool, true
+}
+
+// paramsNameOf is paramsName of a params value read in place, or not ok.
+func paramsNameOf(value []byte) (string, bool) {
+	if value[0] != '{' {
+		return "", true
+	}
+	name := ""
+	for key, v := range jsonscan.Members(value) {
+		if string(key) == "name" {
+			s, ok := stringOrNull(v)
+			if !ok {
+				return "", false
+			}
+			name = s
+		}
+	}
+	return name, true
+}
+
+// stringOrNull reads a JSON value as decoding it into a string does: a
+// string, or null (which leaves the string empty); anything else fails.
+func stringOrNull(v []byte) (string, bool) {
+	if string(v) == "null" {
+		return "", true
+	}
+	if v[0] != '"' {
+		return "", false
+	}
+	return jsonscan.Unquote(v)
 }
 
 func summarize(body io.Reader) (method, tool string) {

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -213,8 +214,38 @@ func TestSummarize(t *testing.T) {
 			if method != tt.method || tool != tt.tool {
 				t.Errorf("summarize = %q, %q; want %q, %q", method, tool, tt.method, tt.tool)
 			}
+			req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if method, tool, ok := bodySummary(req); !ok || method != tt.method || tool != tt.tool {
+				t.Errorf("bodySummary = %q, %q, %v; want %q, %q", method, tool, ok, tt.method, tt.tool)
+			}
 		})
 	}
+}
+
+// FuzzSummary: a request body read in place (bodySummary) says what the
+// token reading (summarize) says of it, whatever it is.
+func FuzzSummary(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"q":"x"}}}`))
+	f.Add([]byte(`{"method":"tools/call","method":1,"params":{"name":"a","name":null}}`))
+	f.Add([]byte(`{"method":null,"params":[1],"method":"tools/call","params":{"name":"\u00e9\ud800","arguments":{}}}`))
+	f.Add([]byte(` {"method":"ping"}`))
+	f.Add([]byte(`{"params":{"name":"t","name":2},"method":"tools/call"}`))
+	f.Add([]byte(`{"method":"tools/call","params":"x","params":{"name":"t"}}`))
+	f.Add([]byte(`{"id":1,"result":{}}`))
+	f.Add([]byte(`{"method":"tools/call"`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		method, tool := summarize(bytes.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, tl, ok := bodySummary(req); !ok || m != method || tl != tool {
+			t.Fatalf("bodySummary(%q) = %q, %q, %v; summarize says %q, %q", body, m, tl, ok, method, tool)
+		}
+	})
 }
 
 func TestRPCErrorScanner(t *testing.T) {

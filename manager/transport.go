@@ -256,15 +256,7 @@ func postMethod(req *http.Request) string {
 	if m := req.Header.Get("Mcp-Method"); m != "" {
 		return m
 	}
-	if req.GetBody == nil {
-		return ""
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return ""
-	}
-	defer body.Close()
-	method, _ := summarize(body)
+	method, _, _ := bodySummary(req)
 	return method
 }
 
