@@ -188,7 +188,8 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.Method == http.MethodPost {
 		obs.sending()
 	}
-	x := t.startExchange(req)
+	summary := &bodySummaryOnce{req: req}
+	x := t.startExchange(req, summary)
 	var keep *keepAlive
 	if req.Method == http.MethodPost {
 		req, keep = keepConnection(req)
@@ -207,7 +208,7 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		body := &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, x: x, keep: keep}
 		body.answer.sse = strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
 		resp.Body = body
-		listing := t.tools != nil && postMethod(req) == "tools/list"
+		listing := t.tools != nil && postMethod(req, summary) == "tools/list"
 		switch ct := strings.ToLower(resp.Header.Get("Content-Type")); {
 		case strings.HasPrefix(ct, "text/event-stream"):
 			resp.Body = filterEvents(resp.Body, stateless(req), t.tap(listing))
@@ -252,11 +253,11 @@ func (t *sessionTransport) tap(listing bool) func([]byte) bool {
 
 // postMethod is the JSON-RPC method of a POST: the Mcp-Method header of
 // 2026-07-28, else read from the body.
-func postMethod(req *http.Request) string {
+func postMethod(req *http.Request, summary *bodySummaryOnce) string {
 	if m := req.Header.Get("Mcp-Method"); m != "" {
 		return m
 	}
-	method, _, _ := bodySummary(req)
+	method, _, _ := summary.get()
 	return method
 }
 
