@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 
@@ -12,13 +11,7 @@ import (
 // closedURL is a loopback endpoint where nothing listens.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/mcp"
+	return "http://" + closedAddr(t) + "/mcp"
 }
 
 func TestStatusNeedsAuthExits4(t *testing.T) {
