@@ -59,9 +59,8 @@ type Options struct {
 	// streamPolicy paces event-stream reconnects; zero means the default
 	// (tests shorten it).
 	streamPolicy reconnectPolicy
-	// sdkCalls sends 2026-07-28 tool calls through the go-sdk's client, as
-	// session-era ones always are, instead of rawcall.go: for tests that
-	// compare the two.
+	// sdkCalls sends tool calls through the go-sdk's client instead of
+	// rawcall.go: for tests that compare the two.
 	sdkCalls bool
 	// RequestLogSize bounds the entries [Manager.RecentRequests] keeps;
 	// zero means [DefaultRequestLogSize].

@@ -483,8 +483,8 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	}
 	sess.protocol = v
 	sess.gen = generationOf(v)
-	if v >= version20260728 && m.opts.ClientMiddleware == nil && !m.opts.sdkCalls {
-		sess.raw = newRawCalls(v, impl)
+	if m.opts.ClientMiddleware == nil && !m.opts.sdkCalls {
+		sess.raw = newRawCalls(v, impl, cs.ID())
 	}
 	if si := res.ServerInfo; si != nil {
 		sess.title = mcpgate.Sanitize(cmp.Or(si.Title, si.Name), 80)

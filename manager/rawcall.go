@@ -24,43 +24,57 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// A tool call at 2026-07-28, below the go-sdk client. A stateless server
-// needs nothing for a call that the go-sdk's ClientSession keeps: no
-// session ID, no stream to resume, the version and the client in the
-// request's own _meta. So a call is one POST of the manager's own, sent
-// through the session's http.Client (sessionTransport, with everything it
-// does: configured headers, DPoP, the body bound, observations, the
-// request log, the network policy, progress and log notifications taken
-// as they pass), its body written once with the arguments as the bytes
-// they came as, its Mcp-Param-* headers from a plan made once per catalog
-// entry, and its answer read on the caller's goroutine. The go-sdk would
-// decode and encode the arguments, walk the tool's input schema on every
-// call, and hand the answer from goroutine to goroutine.
+// A tool call below the go-sdk client, at every generation. A call needs
+// little of what the go-sdk's ClientSession keeps: at 2026-07-28 no
+// session at all (the version and the client go in the request's own
+// _meta), in the session era only the session's ID. So a call is one POST
+// of the manager's own, sent through the session's http.Client
+// (sessionTransport, with everything it does: configured headers, DPoP,
+// the body bound, observations, the request log, the network policy,
+// progress and log notifications taken as they pass), its body written
+// once with the arguments as the bytes they came as, at 2026-07-28 its
+// Mcp-Param-* headers from a plan made once per catalog entry, and its
+// answer read on the caller's goroutine. The go-sdk would decode and
+// encode the arguments, walk the tool's input schema on every call, and
+// hand the answer from goroutine to goroutine.
 //
 // It does what the go-sdk v1.8.0 client does with the same call, so that
-// errors are attributed alike (rawcall_test.go compares the two):
+// errors are attributed alike (rawcall_test.go compares the two at both
+// generations):
 //   - 401 and 403 go to the authorization handler once, then the request
 //     is sent once more;
 //   - 429, 500, 502, 503 and 504, and another status whose body is a
 //     JSON-RPC error, fail the call and leave the connection alone;
+//   - a 404 to a request that carried a session ID is a session the
+//     server forgot (mcp.ErrSessionMissing): the call never ran, and goes
+//     to a new session;
 //   - what the go-sdk takes for the end of the connection (another status,
 //     a message that does not decode, a malformed event) ends the session
 //     here too;
-//   - a stream that ends before the answer is a broken stream; the
-//     notifications on it before the answer go where the go-sdk's
-//     handlers send them, and a request on it is answered (a ping) or
-//     refused (anything else: a 2026-07-28 server asks with an
+//   - a stream that ends before the answer is a broken stream. In the
+//     session era one whose events had IDs is resumed (rawsession.go);
+//     otherwise the call fails as broken. The notifications on it before
+//     the answer go where the go-sdk's handlers send them, and a request
+//     on it is answered as the go-sdk's client answers it (session era) or
+//     refused unless it is a ping (2026-07-28: a server asks with an
 //     InputRequiredResult), never left waiting;
 //   - a call whose context ends before its answer is abandoned, and the
 //     server is sent notifications/cancelled in the background.
-// Session-era sessions, and servers with Options.ClientMiddleware (a span
-// per request is the go-sdk's to make), keep the go-sdk's call.
+// Servers with Options.ClientMiddleware (a span per request is the
+// go-sdk's to make) keep the go-sdk's call.
 
-// rawCalls is what a 2026-07-28 session needs for its own calls.
+// rawCalls is what a session needs for its own calls.
 type rawCalls struct {
-	// meta is the _meta every request carries (protocol version, client
-	// info and capabilities, as the go-sdk sends them), without its
-	// closing brace.
+	// stateless is 2026-07-28: the version and client in _meta, the
+	// standard headers, streams never resumed.
+	stateless bool
+	// sessionID is the session era's Mcp-Session-Id ("" when the server
+	// gave none).
+	sessionID string
+	// meta is the _meta every 2026-07-28 request carries (protocol
+	// version, client info and capabilities, as the go-sdk sends them),
+	// without its closing brace; nil in the session era, whose requests
+	// carry only their own members.
 	meta []byte
 	ids  atomic.Uint64
 
@@ -94,21 +108,24 @@ var errNoAnswer = errors.New("request terminated without response")
 // connection.
 var errConnectionFailed = errors.New("the connection failed")
 
-// newRawCalls prepares the calls of a session speaking protocol. The
-// client capabilities are those the go-sdk derives from the client's
-// options in dial (form elicitation, from its handler); the tests compare
-// them on the wire.
-func newRawCalls(protocol string, client *mcp.Implementation) *rawCalls {
+// newRawCalls prepares the calls of a session speaking protocol, in the
+// session era the session sessionID. The client capabilities are those the
+// go-sdk derives from the client's options in dial (form elicitation, from
+// its handler); the tests compare them on the wire.
+func newRawCalls(protocol string, client *mcp.Implementation, sessionID string) *rawCalls {
+	if protocol < version20260728 {
+		return &rawCalls{sessionID: sessionID, plans: make(map[string]headerPlan)}
+	}
 	meta, _ := json.Marshal(map[string]any{ // strings and a plain struct: cannot fail
 		mcp.MetaKeyProtocolVersion:    protocol,
 		mcp.MetaKeyClientInfo:         client,
 		mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}},
 	})
-	return &rawCalls{meta: meta[:len(meta)-1], plans: make(map[string]headerPlan)}
+	return &rawCalls{stateless: true, meta: meta[:len(meta)-1], plans: make(map[string]headerPlan)}
 }
 
-// callToolRaw sends one tools/call on a 2026-07-28 session; meta holds the
-// call's own _meta members (progress token, log level).
+// callToolRaw sends one tools/call; meta holds the call's own _meta
+// members (progress token, log level).
 func (s *server) callToolRaw(ctx context.Context, sess *session, name string, args json.RawMessage, meta mcp.Meta, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
 	if sess.ctx.Err() != nil {
 		// Closed before it was sent: the go-sdk's closed session says so,
@@ -125,13 +142,18 @@ func (s *server) callToolRaw(ctx context.Context, sess *session, name string, ar
 		"Content-Type":         {"application/json"},
 		"Accept":               {"application/json, text/event-stream"},
 		"Mcp-Protocol-Version": {sess.protocol},
-		"Mcp-Method":           {"tools/call"},
-		"Mcp-Name":             {name},
 	}
-	s.mu.Lock()
-	tool := s.catalog.tool(name)
-	s.mu.Unlock()
-	rc.paramHeaders(tool, args, hdr)
+	switch {
+	case rc.stateless:
+		hdr["Mcp-Method"] = []string{"tools/call"}
+		hdr["Mcp-Name"] = []string{name}
+		s.mu.Lock()
+		tool := s.catalog.tool(name)
+		s.mu.Unlock()
+		rc.paramHeaders(tool, args, hdr)
+	case rc.sessionID != "":
+		hdr["Mcp-Session-Id"] = []string{rc.sessionID}
+	}
 
 	res, err := s.exchangeCall(ctx, sess, id, body, hdr)
 	failed := errors.Is(err, errConnectionFailed)
@@ -152,24 +174,34 @@ func (rc *rawCalls) body(id, name string, args json.RawMessage, meta mcp.Meta, i
 	b := make([]byte, 0, 160+len(rc.meta)+len(name)+len(args))
 	b = append(b, `{"jsonrpc":"2.0","id":"`...)
 	b = append(b, id...)
-	b = append(b, `","method":"tools/call","params":{"_meta":`...)
-	b = append(b, rc.meta...)
-	keys := make([]string, 0, len(meta))
-	for k := range meta {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		v, err := json.Marshal(meta[k])
-		if err != nil {
-			return nil, err
+	b = append(b, `","method":"tools/call","params":{`...)
+	if rc.meta != nil || len(meta) > 0 {
+		// The go-sdk leaves out an empty _meta.
+		b = append(b, `"_meta":`...)
+		b = append(b, rc.meta...)
+		if rc.meta == nil {
+			b = append(b, '{')
 		}
-		b = append(b, ',')
-		b = append(b, quote(k)...)
-		b = append(b, ':')
-		b = append(b, v...)
+		keys := make([]string, 0, len(meta))
+		for k := range meta {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			v, err := json.Marshal(meta[k])
+			if err != nil {
+				return nil, err
+			}
+			if i > 0 || rc.meta != nil {
+				b = append(b, ',')
+			}
+			b = append(b, quote(k)...)
+			b = append(b, ':')
+			b = append(b, v...)
+		}
+		b = append(b, "},"...)
 	}
-	b = append(b, `},"name":`...)
+	b = append(b, `"name":`...)
 	b = append(b, quote(name)...)
 	b = append(b, `,"arguments":`...)
 	b = append(b, args...)
@@ -224,11 +256,10 @@ func (s *server) exchangeCall(ctx context.Context, sess *session, id string, bod
 	case overloaded(resp.StatusCode):
 		return nil, fmt.Errorf("sending \"tools/call\": %s", http.StatusText(resp.StatusCode))
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		b, _ := io.ReadAll(resp.Body)
-		if msg, err := decodeMessage(b); err == nil && msg.Error != nil {
-			return nil, fmt.Errorf("sending \"tools/call\": %w: %s", msg.Error, http.StatusText(resp.StatusCode))
-		}
-		return nil, fmt.Errorf("sending \"tools/call\": %w: %s", errConnectionFailed, http.StatusText(resp.StatusCode))
+		return nil, fmt.Errorf("sending \"tools/call\": %w", sess.raw.refused(resp))
+	}
+	if got := resp.Header.Get("Mcp-Session-Id"); got != "" && sess.raw.sessionID != "" && got != sess.raw.sessionID {
+		return nil, fmt.Errorf("sending \"tools/call\": %w: the server answered for another session", errConnectionFailed)
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
@@ -246,7 +277,12 @@ func (s *server) exchangeCall(ctx context.Context, sess *session, id string, bod
 		}
 		return msg.callResult()
 	case "text/event-stream":
-		return s.readCallStream(sess, resp.Body, id)
+		return s.readCallStreams(ctx, sess, resp.Body, id)
+	}
+	if !sess.raw.stateless {
+		// The go-sdk's session-era connection does not outlive a
+		// request it could not take the answer of.
+		return nil, fmt.Errorf("sending \"tools/call\": %w: unsupported content type %q", errConnectionFailed, ct)
 	}
 	return nil, fmt.Errorf("sending \"tools/call\": unsupported content type %q", ct)
 }
@@ -257,17 +293,19 @@ func (s *server) exchangeCall(ctx context.Context, sess *session, id string, bod
 var streamReaders = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
 
 // readCallStream reads a call's response stream up to its answer, acting
-// on the notifications before it as the go-sdk's handlers would. The
-// transport passes only whole events (a stream cut inside one reads as
+// on the notifications before it as the go-sdk's handlers would, and
+// noting in at the stream's last event ID and retry delay. The transport
+// passes only whole events (a stream cut inside one reads as
 // io.ErrUnexpectedEOF), so any end of the stream before the answer is a
-// broken stream. Like the go-sdk's (whose MaxEventSize the session leaves
-// zero, which in v1.8.0 sets no bound), the reading bounds no single
-// event: the transport bounds the whole body (Limits.MaxResponseBytes).
-func (s *server) readCallStream(sess *session, body io.Reader, id string) (*mcp.CallToolResult, error) {
+// broken stream (errNoAnswer). Like the go-sdk's (whose MaxEventSize the
+// session leaves zero, which in v1.8.0 sets no bound), the reading bounds
+// no single event: the transport bounds the whole body
+// (Limits.MaxResponseBytes).
+func (s *server) readCallStream(ctx context.Context, sess *session, body io.Reader, id string, at *streamCursor) (*mcp.CallToolResult, error) {
 	r := streamReaders.Get().(*bufio.Reader)
 	r.Reset(body)
 	defer func() { r.Reset(nil); streamReaders.Put(r) }()
-	var name string
+	var name, evID, retry string
 	var data []byte
 	seen := false // a data line in this event
 	for {
@@ -290,6 +328,10 @@ func (s *server) readCallStream(sess *session, body io.Reader, id string) (*mcp.
 				return nil, fmt.Errorf("tools/call: %w: malformed line in SSE stream", errConnectionFailed)
 			case string(field) == "event":
 				name = string(bytes.TrimSpace(value))
+			case string(field) == "id":
+				evID = string(bytes.TrimSpace(value))
+			case string(field) == "retry":
+				retry = string(bytes.TrimSpace(value))
 			case string(field) == "data":
 				if seen {
 					data = append(data, '\n')
@@ -299,6 +341,7 @@ func (s *server) readCallStream(sess *session, body io.Reader, id string) (*mcp.
 			continue
 		}
 		// A blank line ends the event.
+		at.saw(evID, retry)
 		if len(data) > 0 && (name == "" || name == "message") {
 			msg, err := decodeMessage(data)
 			if err != nil {
@@ -310,11 +353,13 @@ func (s *server) readCallStream(sess *session, body io.Reader, id string) (*mcp.
 			switch {
 			case msg.Method != "" && len(msg.ID) == 0:
 				s.streamNotification(sess, msg)
+			case msg.Method != "" && sess.raw.stateless:
+				refuseServerRequest(sess, msg)
 			case msg.Method != "":
-				answerServerRequest(sess, msg)
+				s.answerSessionRequest(ctx, sess, msg)
 			}
 		}
-		name, data, seen = "", data[:0], false
+		name, evID, retry, data, seen = "", "", "", data[:0], false
 	}
 }
 
@@ -344,19 +389,27 @@ func (s *server) streamNotification(sess *session, msg *rpcMessage) {
 	}
 }
 
-// answerServerRequest answers a request the server sent on a call's
-// stream. A 2026-07-28 server asks its questions with an
+// refuseServerRequest answers a request a 2026-07-28 server sent on a
+// call's stream. Such a server asks its questions with an
 // InputRequiredResult (mrtr.go) and has no session to send requests on:
 // a ping is answered, anything else refused, so the server does not wait
 // for an answer that never comes. (The go-sdk's client would also answer
 // an elicitation/create here; no 2026-07-28 server should send one.)
-func answerServerRequest(sess *session, msg *rpcMessage) {
-	answer := map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}}
-	if msg.Method != "ping" {
-		answer = map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
-			"code":    jsonrpc.CodeMethodNotFound,
-			"message": "at 2026-07-28 mcpgate answers questions asked with an InputRequiredResult, not " + msg.Method,
-		}}
+func refuseServerRequest(sess *session, msg *rpcMessage) {
+	if msg.Method == "ping" {
+		answerRequest(sess, msg.ID, struct{}{}, nil)
+		return
+	}
+	answerRequest(sess, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+		Message: "at 2026-07-28 mcpgate answers questions asked with an InputRequiredResult, not " + msg.Method})
+}
+
+// answerRequest sends the answer to the server's request id: its result,
+// or the error.
+func answerRequest(sess *session, id json.RawMessage, result any, e *jsonrpc.Error) {
+	answer := map[string]any{"jsonrpc": "2.0", "id": id, "result": result}
+	if e != nil {
+		answer = map[string]any{"jsonrpc": "2.0", "id": id, "error": e}
 	}
 	body, err := json.Marshal(answer)
 	if err == nil {
@@ -393,8 +446,11 @@ func postInBackground(ctx context.Context, sess *session, method string, body []
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", sess.protocol)
-		if method != "" {
+		switch {
+		case sess.raw.stateless && method != "":
 			req.Header.Set("Mcp-Method", method)
+		case sess.raw.sessionID != "":
+			req.Header.Set("Mcp-Session-Id", sess.raw.sessionID)
 		}
 		if callAuthorization(sess, req) != nil {
 			return
@@ -404,6 +460,21 @@ func postInBackground(ctx context.Context, sess *session, method string, body []
 			resp.Body.Close()
 		}
 	}()
+}
+
+// refused is the error of a status that is neither success nor the server
+// being busy: the server's JSON-RPC error when the body is one; for a
+// request that carried a session ID, a 404 is the session forgotten;
+// anything else ends the connection, as the go-sdk takes it.
+func (rc *rawCalls) refused(resp *http.Response) error {
+	b, _ := io.ReadAll(resp.Body)
+	if msg, err := decodeMessage(b); err == nil && msg.Error != nil {
+		return fmt.Errorf("%w: %s", msg.Error, http.StatusText(resp.StatusCode))
+	}
+	if resp.StatusCode == http.StatusNotFound && rc.sessionID != "" {
+		return fmt.Errorf("%w: %w", errConnectionFailed, mcp.ErrSessionMissing)
+	}
+	return fmt.Errorf("%w: %s", errConnectionFailed, http.StatusText(resp.StatusCode))
 }
 
 // callAuthorization sets the Authorization header as the go-sdk does for

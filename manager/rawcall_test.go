@@ -1,14 +1,12 @@
 package manager
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,12 +19,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Both ways of sending a 2026-07-28 tool call: the manager's own POST
-// (rawcall.go) and the go-sdk client's.
+// Both ways of sending a tool call: the manager's own POST (rawcall.go)
+// and the go-sdk client's.
 var callPaths = []struct {
 	name string
 	sdk  bool
 }{{"raw", false}, {"go-sdk", true}}
+
+// rawEras are the two kinds of server a call is sent to: a 2026-07-28 one,
+// and a session-era one that issues a session ID (and answers 404 to one
+// it does not know).
+var rawEras = []struct {
+	name string
+	opts fake.HostileOptions
+}{{"2026-07-28", fake.HostileOptions{Stateless: true}}, {"session era", fake.HostileOptions{Sessions: true}}}
 
 // wireRecord is one POST as the server received it.
 type wireRecord struct {
@@ -89,29 +95,40 @@ func headerTools(string) json.RawMessage {
 		{"name":"plain","inputSchema":{"type":"object"}}]}`)
 }
 
-// TestRawCallSendsWhatTheSDKSends: a 2026-07-28 call leaves as the go-sdk
-// would send it: the same headers (Mcp-Param-* from the catalog's
-// x-mcp-header annotations, base64 where the value is not plain ASCII),
-// the same _meta, name and arguments (as the bytes they came as); and a
-// call abandoned before its answer is followed by the same
-// notifications/cancelled.
+// TestRawCallSendsWhatTheSDKSends: a call leaves as the go-sdk would send
+// it, at both generations: the same headers (at 2026-07-28 Mcp-Param-*
+// from the catalog's x-mcp-header annotations, base64 where the value is
+// not plain ASCII; in the session era the session's ID), the same _meta,
+// name and arguments (as the bytes they came as); and a call abandoned
+// before its answer is followed by the same notifications/cancelled.
 func TestRawCallSendsWhatTheSDKSends(t *testing.T) {
 	t.Parallel()
+	for _, era := range rawEras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			rawCallSendsWhatTheSDKSends(t, era.opts)
+		})
+	}
+}
+
+func rawCallSendsWhatTheSDKSends(t *testing.T, opts fake.HostileOptions) {
 	args := `{"region":"eu-west","note":" ünïcode ","count":3.0,"big":1.5,"empty":"","nothing":null,"opts":{"dry":true},"extra":[1,2],` +
 		`"neg":-5,"huge":9007199254740993,"sentinel":"=?base64?eA==?=","tab":"a\tb"}`
 	got := map[string]*recorder{}
 	for _, p := range callPaths {
 		rec := &recorder{}
 		got[p.name] = rec
-		h := fake.StartHostile(t, fake.HostileOptions{Stateless: true, ToolsList: headerTools,
-			Intercept: rec.intercept("tools/call", "notifications/cancelled"),
-			CallTool: func(w http.ResponseWriter, r *http.Request, id, params json.RawMessage) {
-				if strings.Contains(string(params), `"slow"`) {
-					<-r.Context().Done()
-					return
-				}
-				fake.WriteResult(w, id, json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`))
-			}})
+		o := opts
+		o.ToolsList = headerTools
+		o.Intercept = rec.intercept("tools/call", "notifications/cancelled")
+		o.CallTool = func(w http.ResponseWriter, r *http.Request, id, params json.RawMessage) {
+			if strings.Contains(string(params), `"slow"`) {
+				<-r.Context().Done()
+				return
+			}
+			fake.WriteResult(w, id, json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`))
+		}
+		h := fake.StartHostile(t, o)
 		//lint:ignore SA1019 logging is deprecated only from 2026-07-28 (SEP-2577); the session era and the deprecation window still use it
 		m := newManager(t, &Options{sdkCalls: p.sdk, OnLog: func(string, *mcp.LoggingMessageParams) {}}, cfg("s", h.URL))
 		ctx := ctxT(t, 10*time.Second)
@@ -131,9 +148,20 @@ func TestRawCallSendsWhatTheSDKSends(t *testing.T) {
 	if len(raw) != 3 || len(sdk) != 3 {
 		t.Fatalf("tools/call sent %d times raw, %d through the go-sdk; want 3 each", len(raw), len(sdk))
 	}
+	// Each path has a session of its own: the IDs differ, their presence
+	// must not.
+	sessionIDs := func(h http.Header) http.Header {
+		if opts.Sessions {
+			if h.Get("Mcp-Session-Id") == "" {
+				t.Errorf("a request without the session's ID: %v", h)
+			}
+			h.Set("Mcp-Session-Id", "the session's")
+		}
+		return h
+	}
 	callID := raw[2].Body["id"]
 	for i := range raw {
-		if diff := cmp.Diff(sdk[i].Header, raw[i].Header); diff != "" {
+		if diff := cmp.Diff(sessionIDs(sdk[i].Header), sessionIDs(raw[i].Header)); diff != "" {
 			t.Errorf("call %d: headers differ (-go-sdk +raw):\n%s", i, diff)
 		}
 		delete(raw[i].Body, "id")
@@ -145,6 +173,9 @@ func TestRawCallSendsWhatTheSDKSends(t *testing.T) {
 	want := http.Header{"Mcp-Param-Region": {"eu-west"}, "Mcp-Param-Note": {"=?base64?IMO8bsOvY29kZSA=?="},
 		"Mcp-Param-Count": {"3"}, "Mcp-Param-Empty": {""}, "Mcp-Param-Dry-Run": {"true"}, "Mcp-Param-Neg": {"-5"},
 		"Mcp-Param-Sentinel": {"=?base64?PT9iYXNlNjQ/ZUE9PT89?="}, "Mcp-Param-Tab": {"=?base64?YQli?="}}
+	if !opts.Stateless {
+		want = nil // the standard headers are 2026-07-28's
+	}
 	for k := range raw[0].Header {
 		if strings.HasPrefix(k, "Mcp-Param-") && want[k] == nil {
 			t.Errorf("unexpected header %s: %q", k, raw[0].Header[k])
@@ -160,7 +191,7 @@ func TestRawCallSendsWhatTheSDKSends(t *testing.T) {
 		t.Fatalf("no params recorded: %v", raw[0].Body)
 	}
 	rc, sc := got["raw"].get("notifications/cancelled")[0], got["go-sdk"].get("notifications/cancelled")[0]
-	if diff := cmp.Diff(sc.Header, rc.Header); diff != "" {
+	if diff := cmp.Diff(sessionIDs(sc.Header), sessionIDs(rc.Header)); diff != "" {
 		t.Errorf("notifications/cancelled headers differ (-go-sdk +raw):\n%s", diff)
 	}
 	rp, sp := rc.Body["params"].(map[string]any), sc.Body["params"].(map[string]any)
@@ -169,32 +200,52 @@ func TestRawCallSendsWhatTheSDKSends(t *testing.T) {
 	}
 }
 
-// TestRawCallUsedOnlyAt20260728: session-era servers keep the go-sdk's
-// call; a 2026-07-28 server's calls are the manager's own.
-func TestRawCallUsedOnlyAt20260728(t *testing.T) {
+// TestRawCallUsedAtEveryGeneration: a server's calls are the manager's
+// own at every generation; with Options.ClientMiddleware they are the
+// go-sdk's, whose requests the middleware sees.
+func TestRawCallUsedAtEveryGeneration(t *testing.T) {
 	t.Parallel()
 	for _, g := range generations {
 		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
 			srv := fake.Start(t, &fake.Options{Versions: g.versions})
-			m := newManager(t, nil, cfg("s", srv.URL))
-			res, err := m.CallTool(ctxT(t, 10*time.Second), "s", "echo", raw(`{"text":"hi"}`), nil)
-			if err != nil || text(t, res) != "hi" {
-				t.Fatalf("echo: %v", err)
-			}
-			s, _ := m.server("s")
-			s.mu.Lock()
-			sess := s.sess
-			s.mu.Unlock()
-			if stateless := sess.protocol >= version20260728; (sess.raw != nil) != stateless {
-				t.Errorf("at %s the raw call is set: %v", sess.protocol, sess.raw != nil)
+			for _, middleware := range []bool{false, true} {
+				var seen atomic.Int32
+				opts := &Options{}
+				if middleware {
+					opts.ClientMiddleware = func(string) mcp.Middleware {
+						return func(next mcp.MethodHandler) mcp.MethodHandler {
+							return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+								if method == "tools/call" {
+									seen.Add(1)
+								}
+								return next(ctx, method, req)
+							}
+						}
+					}
+				}
+				m := newManager(t, opts, cfg("s", srv.URL))
+				res, err := m.CallTool(ctxT(t, 10*time.Second), "s", "echo", raw(`{"text":"hi"}`), nil)
+				if err != nil || text(t, res) != "hi" {
+					t.Fatalf("echo: %v", err)
+				}
+				s, _ := m.server("s")
+				s.mu.Lock()
+				sess := s.sess
+				s.mu.Unlock()
+				if (sess.raw == nil) != middleware || (seen.Load() == 1) != middleware {
+					t.Errorf("at %s with middleware %v: the raw call is set %v, the middleware saw %d calls",
+						sess.protocol, middleware, sess.raw != nil, seen.Load())
+				}
 			}
 		})
 	}
 }
 
-// TestRawCallFailsAsTheSDKDoes: every way a 2026-07-28 server can answer a
-// call badly gives the same error (category, message, status, code) and
-// leaves the server in the same state on both paths.
+// TestRawCallFailsAsTheSDKDoes: every way a server can answer a call badly
+// gives the same error (category, message, status, code) and leaves the
+// server in the same state on both paths, at both generations; in the
+// session era so does every way a resumption of a broken stream goes.
 func TestRawCallFailsAsTheSDKDoes(t *testing.T) {
 	t.Parallel()
 	sse := func(w http.ResponseWriter, events ...string) {
@@ -216,118 +267,182 @@ func TestRawCallFailsAsTheSDKDoes(t *testing.T) {
 			io.WriteString(w, strings.ReplaceAll(body, "ID", string(id)))
 		}
 	}
-	for _, c := range []struct {
+	// A stream broken after an event with an ID, asking to be resumed
+	// 10 ms later.
+	broken := func(w http.ResponseWriter, _ *http.Request, _, _ json.RawMessage) {
+		sse(w, "id: e1\nretry: 10\ndata:\n\n")
+	}
+	type resumption func(w http.ResponseWriter, r *http.Request, id json.RawMessage, n int)
+	type failure struct {
 		name string
 		call func(http.ResponseWriter, *http.Request, json.RawMessage, json.RawMessage)
-	}{
+		// resume answers the n-th GET with Last-Event-ID, for the call id;
+		// a case with one runs only in the session era.
+		resume resumption
+	}
+	for _, c := range []failure{
 		{"JSON-RPC error", func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
 			fake.WriteError(w, id, -32602, "no such \x1b[31mthing")
-		}},
+		}, nil},
 		{"JSON-RPC error on SSE", func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
 			sse(w, fmt.Sprintf("data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32000,\"message\":\"boom\"}}\n\n", id))
-		}},
+		}, nil},
 		{"tool error", func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
 			fake.WriteResult(w, id, json.RawMessage(`{"content":[{"type":"text","text":"bad"}],"isError":true}`))
-		}},
+		}, nil},
 		{"notifications then the answer", func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
 			sse(w, ": comment\n\n", "event: ping\ndata: x\n\n", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{\"uri\":\"a\"}}\n\n",
 				"data: {\"jsonrpc\":\"2.0\",\"id\":\"other\",\"result\":{}}\n\n", answer(id, `{"content":[{"type":"text","text":"ok"}]}`))
-		}},
+		}, nil},
 		{"not a result", func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
 			fake.WriteResult(w, id, json.RawMessage(`{"content":[{"type":"nonsense"}]}`))
-		}},
-		{"500", status(500, "text/plain", "internal "+fake.LeakCanary)},
-		{"503", status(503, "", "")},
-		{"429", status(429, "", "")},
-		{"404", status(404, "text/plain", "not found")},
-		{"400 with a JSON-RPC error", status(400, "application/json", `{"jsonrpc":"2.0","id":ID,"error":{"code":-32600,"message":"bad request"}}`)},
-		{"409", status(409, "text/plain", "conflict")},
-		{"401", status(401, "text/plain", "who are you")},
-		{"403", status(403, "text/plain", "no")},
-		{"200 text/html", status(200, "text/html", "<html>hello</html>")},
-		{"202", status(202, "", "")},
-		{"invalid JSON", status(200, "application/json", `{"jsonrpc":"2.0","id":ID,"result":`)},
-		{"SSE without an answer", func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) { sse(w, ": nothing\n\n") }},
+		}, nil},
+		{"500", status(500, "text/plain", "internal "+fake.LeakCanary), nil},
+		{"503", status(503, "", ""), nil},
+		{"429", status(429, "", ""), nil},
+		{"404", status(404, "text/plain", "not found"), nil},
+		{"400 with a JSON-RPC error", status(400, "application/json", `{"jsonrpc":"2.0","id":ID,"error":{"code":-32600,"message":"bad request"}}`), nil},
+		{"409", status(409, "text/plain", "conflict"), nil},
+		{"401", status(401, "text/plain", "who are you"), nil},
+		{"403", status(403, "text/plain", "no"), nil},
+		{"200 text/html", status(200, "text/html", "<html>hello</html>"), nil},
+		{"202", status(202, "", ""), nil},
+		{"invalid JSON", status(200, "application/json", `{"jsonrpc":"2.0","id":ID,"result":`), nil},
+		{"SSE without an answer", func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) { sse(w, ": nothing\n\n") }, nil},
 		{"SSE cut in an event", func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
 			sse(w, answer(id, `{"content":[]}`)[:30])
-		}},
+		}, nil},
 		{"SSE malformed line", func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
 			sse(w, "garbage\n\n", answer(id, `{}`))
-		}},
+		}, nil},
 		{"SSE event not JSON", func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
 			sse(w, "data: {nope\n\n", answer(id, `{}`))
+		}, nil},
+		{"connection dropped", fake.DropConnection().Call, nil},
+		{"SSE over the body bound", fake.HugeResultSSE(2 << 20).Call, nil},
+		{"JSON over the body bound", fake.HugeResult(2 << 20).Call, nil},
+		{"SSE under the body bound", fake.HugeResultSSE(200 << 10).Call, nil},
+		{"SSE resumed", broken, func(w http.ResponseWriter, r *http.Request, id json.RawMessage, _ int) {
+			if r.Header.Get("Last-Event-ID") != "e1" {
+				http.Error(w, "wrong Last-Event-ID", http.StatusBadRequest)
+				return
+			}
+			sse(w, answer(id, `{"content":[{"type":"text","text":"resumed"}]}`))
 		}},
-		{"connection dropped", fake.DropConnection().Call},
-		{"SSE over the body bound", fake.HugeResultSSE(2 << 20).Call},
-		{"JSON over the body bound", fake.HugeResult(2 << 20).Call},
-		{"SSE under the body bound", fake.HugeResultSSE(200 << 10).Call},
+		{"SSE resumed twice", broken, func(w http.ResponseWriter, r *http.Request, id json.RawMessage, n int) {
+			if n == 1 {
+				sse(w, "id: e2\nretry: 10\ndata:\n\n")
+				return
+			}
+			sse(w, answer(id, `{"content":[{"type":"text","text":"resumed at `+r.Header.Get("Last-Event-ID")+`"}]}`))
+		}},
+		{"SSE resumed without IDs", broken, func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage, _ int) {
+			sse(w, ": nothing\n\n")
+		}},
+		{"SSE resumed without progress", broken, func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage, _ int) {
+			sse(w, "id: e1\nretry: 10\ndata:\n\n")
+		}},
+		{"SSE resumption 404", broken, func(w http.ResponseWriter, r *http.Request, _ json.RawMessage, _ int) {
+			http.Error(w, "session not found", http.StatusNotFound)
+		}},
+		{"SSE resumption 503", broken, func(w http.ResponseWriter, r *http.Request, _ json.RawMessage, _ int) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}},
+		{"SSE resumption 400 with a JSON-RPC error", broken, func(w http.ResponseWriter, r *http.Request, _ json.RawMessage, _ int) {
+			fake.WriteError(w, nil, -32600, "no resuming")
+		}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			type outcome struct {
-				Err   *mcpgate.Error
-				Text  string
-				State mcpgate.State
-				Info  *ErrorInfo
-				Next  string // a second call, answered well
+		for _, era := range rawEras {
+			if c.resume != nil && era.opts.Stateless {
+				continue
 			}
-			var outs []outcome
-			for _, p := range callPaths {
-				var calls atomic.Int32
-				h := fake.StartHostile(t, fake.HostileOptions{Stateless: true, CallTool: func(w http.ResponseWriter, r *http.Request, id, params json.RawMessage) {
-					if calls.Add(1) == 1 {
-						c.call(w, r, id, params)
-						return
-					}
-					fake.WriteResult(w, id, json.RawMessage(`{"content":[{"type":"text","text":"pong"}]}`))
-				}})
-				m := newManager(t, &Options{sdkCalls: p.sdk, Limits: Limits{MaxResponseBytes: 1 << 20}}, cfg("s", h.URL))
-				if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
-					t.Fatal(err)
-				}
-				res, err := m.CallTool(ctxT(t, 10*time.Second), "s", "ping", nil, nil)
-				var o outcome
-				if err != nil {
-					if !errors.As(err, &o.Err) {
-						t.Fatalf("%s: %T %v is not an attributed error", p.name, err, err)
-					}
-					o.Err = &mcpgate.Error{Category: o.Err.Category, Message: o.Err.Message, HTTPStatus: o.Err.HTTPStatus, Code: o.Err.Code}
-				} else {
-					o.Text = text(t, res) + fmt.Sprint(res.IsError)
-				}
-				// The go-sdk ends a session it takes for broken a moment
-				// after the call returns.
-				deadline := time.Now().Add(1500 * time.Millisecond)
-				for {
-					st := mustStatus(t, m, "s")
-					o.State, o.Info = st.State, st.Error
-					if o.Info != nil {
-						// Which of "session" and "calling ping" says it is
-						// a race on the go-sdk's path: its session ends on
-						// another goroutine.
-						i := *o.Info
-						_, i.Message, _ = strings.Cut(i.Message, ": ")
-						o.Info = &i
-					}
-					if st.State != mcpgate.StateReady || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-				if res, err := m.CallTool(ctxT(t, 10*time.Second), "s", "ping", nil, nil); err != nil {
-					o.Next = err.Error()
-				} else {
-					o.Next = text(t, res)
-				}
-				outs = append(outs, o)
+			t.Run(c.name+"/"+era.name, func(t *testing.T) {
+				t.Parallel()
+				rawCallFailsAsTheSDKDoes(t, era.opts, c.call, c.resume)
+			})
+		}
+	}
+}
+
+func rawCallFailsAsTheSDKDoes(t *testing.T, opts fake.HostileOptions, call func(http.ResponseWriter, *http.Request, json.RawMessage, json.RawMessage), resume func(http.ResponseWriter, *http.Request, json.RawMessage, int)) {
+	type outcome struct {
+		Err   *mcpgate.Error
+		Text  string
+		State mcpgate.State
+		Info  *ErrorInfo
+		Next  string // a second call, answered well
+	}
+	var outs []outcome
+	for _, p := range callPaths {
+		var calls, resumes atomic.Int32
+		var first atomic.Value // the first call's id
+		o := opts
+		o.CallTool = func(w http.ResponseWriter, r *http.Request, id, params json.RawMessage) {
+			if calls.Add(1) == 1 {
+				first.Store(id)
+				call(w, r, id, params)
+				return
 			}
-			if diff := cmp.Diff(outs[1], outs[0]); diff != "" {
-				t.Errorf("outcomes differ (-go-sdk +raw):\n%s", diff)
+			fake.WriteResult(w, id, json.RawMessage(`{"content":[{"type":"text","text":"pong"}]}`))
+		}
+		if resume != nil {
+			o.Intercept = func(w http.ResponseWriter, r *http.Request, _ string, _, _ json.RawMessage) bool {
+				if r.Method != http.MethodGet || r.Header.Get("Last-Event-ID") == "" {
+					return false
+				}
+				id, _ := first.Load().(json.RawMessage)
+				resume(w, r, id, int(resumes.Add(1)))
+				return true
 			}
-			if outs[0].Err != nil && strings.Contains(outs[0].Err.Message, fake.LeakCanary) {
-				t.Errorf("the error quotes the server's body: %s", outs[0].Err.Message)
+		}
+		h := fake.StartHostile(t, o)
+		m := newManager(t, &Options{sdkCalls: p.sdk, Limits: Limits{MaxResponseBytes: 1 << 20},
+			streamPolicy: reconnectPolicy{floor: time.Millisecond, initial: time.Millisecond, max: 10 * time.Millisecond,
+				stable: time.Second, perMinute: 100, failures: 5}}, cfg("s", h.URL))
+		if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.CallTool(ctxT(t, 10*time.Second), "s", "ping", nil, nil)
+		var out outcome
+		if err != nil {
+			if !errors.As(err, &out.Err) {
+				t.Fatalf("%s: %T %v is not an attributed error", p.name, err, err)
 			}
-		})
+			out.Err = &mcpgate.Error{Category: out.Err.Category, Message: out.Err.Message, HTTPStatus: out.Err.HTTPStatus, Code: out.Err.Code}
+		} else {
+			out.Text = text(t, res) + fmt.Sprint(res.IsError)
+		}
+		// The go-sdk ends a session it takes for broken a moment after
+		// the call returns.
+		deadline := time.Now().Add(1500 * time.Millisecond)
+		for {
+			st := mustStatus(t, m, "s")
+			out.State, out.Info = st.State, st.Error
+			if out.Info != nil {
+				// Which of "session" and "calling ping" says it is a race
+				// on the go-sdk's path: its session ends on another
+				// goroutine.
+				i := *out.Info
+				_, i.Message, _ = strings.Cut(i.Message, ": ")
+				out.Info = &i
+			}
+			if st.State != mcpgate.StateReady || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if res, err := m.CallTool(ctxT(t, 10*time.Second), "s", "ping", nil, nil); err != nil {
+			out.Next = err.Error()
+		} else {
+			out.Next = text(t, res)
+		}
+		outs = append(outs, out)
+	}
+	if diff := cmp.Diff(outs[1], outs[0]); diff != "" {
+		t.Errorf("outcomes differ (-go-sdk +raw):\n%s", diff)
+	}
+	if outs[0].Err != nil && strings.Contains(outs[0].Err.Message, fake.LeakCanary) {
+		t.Errorf("the error quotes the server's body: %s", outs[0].Err.Message)
 	}
 }
 
@@ -338,7 +453,7 @@ func TestHeaderPlanIsMadeOncePerCatalogEntry(t *testing.T) {
 	t.Parallel()
 	var schema map[string]any
 	json.Unmarshal([]byte(`{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"R"}}}`), &schema)
-	rc := newRawCalls(version20260728, &mcp.Implementation{Name: "t"})
+	rc := newRawCalls(version20260728, &mcp.Implementation{Name: "t"}, "")
 	tool := &mcp.Tool{Name: "t", InputSchema: schema}
 	plan := func(tool *mcp.Tool, arg string) (*paramHeader, string) {
 		h := http.Header{}
@@ -358,56 +473,110 @@ func TestHeaderPlanIsMadeOncePerCatalogEntry(t *testing.T) {
 
 // TestServerRequestOnACallStreamIsAnswered: a request the server sends on
 // a call's stream gets an answer, so the server does not wait for one
-// that never comes: a ping as the go-sdk answers it, anything else (a
-// 2026-07-28 server asks with an InputRequiredResult) refused.
+// that never comes. In the session era the answer is the go-sdk client's
+// (a ping, no roots, sampling refused, an elicitation checked, asked and
+// its answer checked); at 2026-07-28 a ping is answered as the go-sdk
+// answers it and anything else refused (such a server asks with an
+// InputRequiredResult).
 func TestServerRequestOnACallStreamIsAnswered(t *testing.T) {
 	t.Parallel()
+	form := `{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer","default":3}},"required":["name"]}}`
 	for _, c := range []struct {
-		method, want string
-		paths        []struct {
-			name string
-			sdk  bool
-		}
+		name, method, params string
+		answer               map[string]any // what Options.Elicit answers; nil declines
+		eras                 string         // "both", "session" or "stateless"
+		want                 string         // in the raw path's answer
 	}{
-		{"ping", `"result":{}`, callPaths},
-		{"sampling/createMessage", `"code":-32601`, callPaths[:1]},
+		{"ping", "ping", `{}`, nil, "both", `{"body":{},"result":true}`},
+		{"sampling", "sampling/createMessage", `{"messages":[],"maxTokens":1}`, nil, "both", `"code":`},
+		{"roots", "roots/list", `{}`, nil, "session", `"roots":[]`},
+		{"unknown", "tools/list", `{}`, nil, "session", `"code":-32601`},
+		{"elicitation accepted", "elicitation/create", form, map[string]any{"name": "Ada"}, "session", `"size":3`},
+		{"elicitation declined", "elicitation/create", form, nil, "session", `"action":"decline"`},
+		{"elicitation answered against its schema", "elicitation/create", form, map[string]any{"name": 7}, "session", `"code":-32602`},
+		{"elicitation of a nested form", "elicitation/create",
+			`{"message":"?","requestedSchema":{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}}}}`, nil, "session", `"code":-32602`},
+		{"elicitation by URL without one", "elicitation/create", `{"mode":"url","message":"?","elicitationId":"e"}`, nil, "session", `"code":-32602`},
+		{"elicitation of an unknown mode", "elicitation/create", `{"mode":"telepathy","message":"?"}`, nil, "session", `"code":-32602`},
 	} {
-		for _, p := range c.paths {
-			t.Run(c.method+"/"+p.name, func(t *testing.T) {
+		for _, era := range rawEras {
+			if c.eras == "session" && era.opts.Stateless {
+				continue
+			}
+			t.Run(c.name+"/"+era.name, func(t *testing.T) {
 				t.Parallel()
-				answers := make(chan string, 1)
-				h := fake.StartHostile(t, fake.HostileOptions{Stateless: true, CallTool: func(w http.ResponseWriter, r *http.Request, id, _ json.RawMessage) {
-					w.Header().Set("Content-Type", "text/event-stream")
-					w.WriteHeader(http.StatusOK)
-					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":%q,\"params\":{}}\n\n", c.method)
-					http.NewResponseController(w).Flush()
-					var got string
-					select {
-					case got = <-answers:
-					case <-time.After(5 * time.Second):
-					}
-					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%q}]}}\n\n", id, got)
-				}})
-				// In front of the server, to read the client's answer.
-				target, _ := url.Parse(h.URL)
-				proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-				proxy.FlushInterval = -1
-				front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if body := peek(r); strings.Contains(body, `"srv-1"`) {
-						answers <- body
-					}
-					proxy.ServeHTTP(w, r)
-				}))
-				t.Cleanup(front.Close)
-				m := newManager(t, &Options{sdkCalls: p.sdk}, cfg("s", front.URL+target.Path))
-				res, err := m.CallTool(ctxT(t, 20*time.Second), "s", "ping", nil, nil)
-				if err != nil {
-					t.Fatal(err)
+				paths := callPaths
+				if era.opts.Stateless && c.method != "ping" {
+					paths = callPaths[:1] // the go-sdk answers; mcpgate refuses
 				}
-				if got := text(t, res); !strings.Contains(got, c.want) {
-					t.Errorf("the server's %s was answered %q, want %s", c.method, got, c.want)
+				var answers []string
+				for _, p := range paths {
+					got := serverRequestAnswer(t, era.opts, p.sdk, c.method, c.params, c.answer)
+					if p.name == "raw" && !strings.Contains(got, c.want) {
+						t.Errorf("the server's %s was answered %s, want %s", c.method, got, c.want)
+					}
+					answers = append(answers, got)
+				}
+				if len(answers) == 2 {
+					if diff := cmp.Diff(answers[1], answers[0]); diff != "" {
+						t.Errorf("answers differ (-go-sdk +raw):\n%s", diff)
+					}
 				}
 			})
 		}
 	}
+}
+
+// serverRequestAnswer makes a call during which the server asks method
+// with params on the call's stream, and returns the client's answer as
+// the server got it (its result or error, as canonical JSON).
+func serverRequestAnswer(t *testing.T, opts fake.HostileOptions, sdk bool, method, params string, answer map[string]any) string {
+	answers := make(chan string, 1)
+	o := opts
+	o.CallTool = func(w http.ResponseWriter, r *http.Request, id, _ json.RawMessage) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":%q,\"params\":%s}\n\n", method, params)
+		http.NewResponseController(w).Flush()
+		var got string
+		select {
+		case got = <-answers:
+		case <-time.After(5 * time.Second):
+		}
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%q}]}}\n\n", id, got)
+	}
+	o.Intercept = func(w http.ResponseWriter, r *http.Request, m string, id, _ json.RawMessage) bool {
+		if m != "" || r.Method != http.MethodPost {
+			return false
+		}
+		var msg struct {
+			ID     string          `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal([]byte(peek(r)), &msg) == nil && msg.ID == "srv-1" {
+			var v any
+			if msg.Result != nil {
+				json.Unmarshal(msg.Result, &v)
+			} else {
+				json.Unmarshal(msg.Error, &v)
+			}
+			b, _ := json.Marshal(map[string]any{"result": msg.Result != nil, "body": v})
+			answers <- string(b)
+		}
+		return false
+	}
+	h := fake.StartHostile(t, o)
+	elicit := func(context.Context, *ElicitRequest) (*mcp.ElicitResult, error) {
+		if answer == nil {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}
+		return &mcp.ElicitResult{Action: "accept", Content: cloneMap(answer)}, nil
+	}
+	m := newManager(t, &Options{sdkCalls: sdk, Elicit: elicit}, cfg("s", h.URL))
+	res, err := m.CallTool(ctxT(t, 20*time.Second), "s", "ping", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text(t, res)
 }

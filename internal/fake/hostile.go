@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -58,7 +59,8 @@ type HostileOptions struct {
 	// default every tool answers a text result "pong".
 	CallTool func(w http.ResponseWriter, r *http.Request, id json.RawMessage, params json.RawMessage)
 	// Intercept, when set, sees every request first, with its JSON-RPC
-	// message (zero for a GET or DELETE), and answers it itself by
+	// message (zero for a GET or DELETE; a POST's body can be read again
+	// from the request), and answers it itself by
 	// returning true: to break a stream, answer with a status, resume a
 	// stream on GET. Returning false lets the server answer as usual.
 	Intercept func(w http.ResponseWriter, r *http.Request, method string, id, params json.RawMessage) bool
@@ -311,8 +313,11 @@ func (h *Hostile) servePOST(w http.ResponseWriter, r *http.Request) {
 	if msg.Method != "initialize" && !h.opts.Stateless && !h.checkSession(w, r) {
 		return
 	}
-	if h.opts.Intercept != nil && h.opts.Intercept(w, r, msg.Method, msg.ID, msg.Params) {
-		return
+	if h.opts.Intercept != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body)) // the interceptor may read it whole
+		if h.opts.Intercept(w, r, msg.Method, msg.ID, msg.Params) {
+			return
+		}
 	}
 	if msg.Method == "" || !msg.isCall() {
 		// A notification, or the client's response to a request of ours.
