@@ -412,9 +412,18 @@ func rawCallFailsAsTheSDKDoes(t *testing.T, opts fake.HostileOptions, call func(
 		} else {
 			out.Text = text(t, res) + fmt.Sprint(res.IsError)
 		}
-		// The go-sdk ends a session it takes for broken a moment after
-		// the call returns.
-		deadline := time.Now().Add(1500 * time.Millisecond)
+		// The raw path ends a session it takes for broken before the
+		// call returns; the go-sdk a moment after, on another goroutine:
+		// its state is waited for, the longer where the raw path's
+		// changed.
+		wait := time.Duration(0)
+		if p.sdk {
+			wait = 250 * time.Millisecond
+			if outs[0].State != mcpgate.StateReady {
+				wait = 1500 * time.Millisecond
+			}
+		}
+		deadline := time.Now().Add(wait)
 		for {
 			st := mustStatus(t, m, "s")
 			out.State, out.Info = st.State, st.Error
