@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -60,6 +61,14 @@ func newQPage(t *testing.T) *qpage {
 		st.Close()
 	})
 	return p
+}
+
+// on is the page for the subtest t: one store and server serve a table's
+// cases, each under a question ID of its own.
+func (p *qpage) on(t *testing.T) *qpage {
+	q := *p
+	q.t = t
+	return &q
 }
 
 // put stores a question as serve.StoredQuestions does.
@@ -537,7 +546,8 @@ func TestQuestionPageSecurityHeaders(t *testing.T) {
 // reaches the store as the type its schema says.
 func TestQuestionPageAcceptTypesTheAnswer(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
+	page := newQPage(t)
+	for i, c := range []struct {
 		name   string
 		schema string // one property named v, optional unless it says
 		form   []string
@@ -560,17 +570,17 @@ func TestQuestionPageAcceptTypesTheAnswer(t *testing.T) {
 		{"empty optional multi-select", `{"type":"array","items":{"enum":["a","b","c"]}}`, nil, map[string]any{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := newQPage(t)
-			p.put("q", `{"type":"object","properties":{"v":`+c.schema+`}}`)
+			p, id := page.on(t), fmt.Sprintf("q%d", i)
+			p.put(id, `{"type":"object","properties":{"v":`+c.schema+`}}`)
 			form := url.Values{"action": {"accept"}}
 			if c.form != nil {
 				form["field.v"] = c.form
 			}
-			r := p.post("q", form)
+			r := p.post(id, form)
 			if r.status != http.StatusOK || !strings.Contains(textOf(r.doc), "Your answer went to demo") {
 				t.Fatalf("POST: %d %s", r.status, r.body)
 			}
-			a := p.answer("q")
+			a := p.answer(id)
 			if a == nil || a.Action != "accept" {
 				t.Fatalf("stored answer %+v", a)
 			}
@@ -608,7 +618,8 @@ func TestQuestionPageWrongAnswerKeepsTheForm(t *testing.T) {
 	t.Parallel()
 	good := url.Values{"action": {"accept"}, "field.name": {"Grace"}, "field.age": {"85"}, "field.size": {"l"},
 		"field.city": {"Lima"}, "field.toppings": {"ham", "basil"}, "field.news": {"true"}, "field.ratio": {"0.1"}}
-	for _, c := range []struct {
+	page := newQPage(t)
+	for i, c := range []struct {
 		name   string
 		change url.Values
 		says   string
@@ -626,8 +637,8 @@ func TestQuestionPageWrongAnswerKeepsTheForm(t *testing.T) {
 		{"twice", url.Values{"field.name": {"Grace", "Ada"}}, "name must be one value"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := newQPage(t)
-			p.put("q", everyKind)
+			p, id := page.on(t), fmt.Sprintf("q%d", i)
+			p.put(id, everyKind)
 			form := url.Values{}
 			for k, v := range good {
 				form[k] = v
@@ -635,7 +646,7 @@ func TestQuestionPageWrongAnswerKeepsTheForm(t *testing.T) {
 			for k, v := range c.change {
 				form[k] = v
 			}
-			r := p.post("q", form)
+			r := p.post(id, form)
 			if r.status != http.StatusBadRequest {
 				t.Fatalf("POST: %d, want 400: %s", r.status, r.body)
 			}
@@ -662,11 +673,11 @@ func TestQuestionPageWrongAnswerKeepsTheForm(t *testing.T) {
 			if got := selected(control(t, r.doc, "field.city")); !slices.Equal(got, []string{"Lima"}) {
 				t.Errorf("city selected %v", got)
 			}
-			if a := p.answer("q"); a != nil {
+			if a := p.answer(id); a != nil {
 				t.Errorf("a wrong answer was stored: %+v", a)
 			}
 			// Put right, the same question takes the answer.
-			if r := p.post("q", good); r.status != http.StatusOK {
+			if r := p.post(id, good); r.status != http.StatusOK {
 				t.Errorf("the corrected answer: %d %s", r.status, r.body)
 			}
 		})
