@@ -112,7 +112,10 @@ func build(pkg string, race bool) (path, tmp string, err error) {
 		name += ".exe"
 	}
 	goBuild := func(out string) error {
-		args := []string{"build", "-o", out}
+		// -trimpath keeps the checkout's path out of what the build
+		// cache keys on, so a fresh clone links from packages another
+		// checkout of the same sources compiled.
+		args := []string{"build", "-trimpath", "-o", out}
 		if race {
 			args = append(args, "-race")
 		}
