@@ -169,12 +169,14 @@ func TestStandaloneStream(t *testing.T) {
 	for _, mode := range []string{fake.GetStreamHang, fake.GetStreamClose, fake.GetStream405} {
 		t.Run(mode, func(t *testing.T) {
 			h := fake.StartHostile(t, fake.HostileOptions{GetStream: mode, Sessions: true})
-			m := newManager(t, &Options{ConnectTimeout: 3 * time.Second}, cfg("s", h.URL))
+			m := newManager(t, &Options{ConnectTimeout: 6 * time.Second}, cfg("s", h.URL))
 			start := time.Now()
 			if err := m.Connect(ctxT(t, 10*time.Second), "s"); err != nil {
 				t.Fatalf("connect: %v", err)
 			}
-			if d := time.Since(start); d > 2*time.Second {
+			// A hanging stream is waited for firstOpenWait; one that held
+			// the connect would hold it for its whole timeout.
+			if d := time.Since(start); d > firstOpenWait+2*time.Second {
 				t.Errorf("connect took %v: the GET stream held it", d)
 			}
 			// Give a closing stream time to be retried and given up on.
