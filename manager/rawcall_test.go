@@ -342,6 +342,9 @@ func TestRawCallFailsAsTheSDKDoes(t *testing.T) {
 		{"SSE resumed without progress", broken, func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage, _ int) {
 			sse(w, "id: e1\nretry: 10\ndata:\n\n")
 		}},
+		{"SSE resumed over the body bound", broken, func(w http.ResponseWriter, r *http.Request, id json.RawMessage, _ int) {
+			fake.HugeResultSSE(2<<20).Call(w, r, id, nil)
+		}},
 		{"SSE resumption 404", broken, func(w http.ResponseWriter, r *http.Request, _ json.RawMessage, _ int) {
 			http.Error(w, "session not found", http.StatusNotFound)
 		}},
@@ -452,6 +455,40 @@ func rawCallFailsAsTheSDKDoes(t *testing.T, opts fake.HostileOptions, call func(
 	}
 	if outs[0].Err != nil && strings.Contains(outs[0].Err.Message, fake.LeakCanary) {
 		t.Errorf("the error quotes the server's body: %s", outs[0].Err.Message)
+	}
+}
+
+// TestResumedStreamIsBounded: the resumption of a broken response stream
+// is held to the body bound as the POST it resumes is, on both paths: a
+// server cannot send more through a GET with Last-Event-ID than through
+// the call.
+func TestResumedStreamIsBounded(t *testing.T) {
+	t.Parallel()
+	for _, p := range callPaths {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			var first atomic.Value
+			h := fake.StartHostile(t, fake.HostileOptions{Sessions: true,
+				CallTool: func(w http.ResponseWriter, _ *http.Request, id, _ json.RawMessage) {
+					first.Store(id)
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, "id: e1\nretry: 10\ndata:\n\n")
+				},
+				Intercept: func(w http.ResponseWriter, r *http.Request, _ string, _, _ json.RawMessage) bool {
+					if r.Method != http.MethodGet || r.Header.Get("Last-Event-ID") == "" {
+						return false
+					}
+					id, _ := first.Load().(json.RawMessage)
+					fake.HugeResultSSE(2<<20).Call(w, r, id, nil)
+					return true
+				}})
+			m := newManager(t, &Options{sdkCalls: p.sdk, Limits: Limits{MaxResponseBytes: 1 << 20}}, cfg("s", h.URL))
+			_, err := m.CallTool(ctxT(t, 10*time.Second), "s", "ping", nil, nil)
+			var e *mcpgate.Error
+			if !errors.As(err, &e) || !strings.Contains(e.Message, "exceeded the size bound") {
+				t.Fatalf("a resumption of 2 MiB under a bound of 1 MiB: %v", err)
+			}
+		})
 	}
 }
 

@@ -21,8 +21,9 @@ import (
 // request through sessionTransport, which
 //   - sets the configured headers (references expanded per request),
 //   - lets a sender-constrained credential sign the request (DPoP),
-//   - bounds every POST response body (a hostile server cannot make us
-//     hold more than Limits.MaxResponseBytes),
+//   - bounds every POST response body, and every resumption of one (a
+//     hostile server cannot make us hold more than
+//     Limits.MaxResponseBytes),
 //   - records the HTTP status of POST responses in the request's
 //     observation so errors can be attributed,
 //   - meters every other request for the request log (see requestlog.go),
@@ -215,6 +216,10 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		case listing && strings.HasPrefix(ct, "application/json"):
 			resp.Body = &resultTee{rc: resp.Body, max: t.maxBody, done: t.tools}
 		}
+	} else if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
+		// A resumed response stream is the rest of a POST's: bound as
+		// that POST's body is, so a resumption cannot carry more.
+		resp.Body = &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, x: x}
 	} else if x != nil {
 		resp.Body = &boundedBody{rc: resp.Body, left: -1, x: x}
 	}
