@@ -91,6 +91,15 @@ func classify(ctx context.Context, what string, err error, obs *observation) *mc
 	case isNetworkError(err):
 		e.Category = mcpgate.CategoryNetwork
 		e.Message = what + ": " + networkReason(err)
+	case obs.foreignType() != "":
+		// What the SDK takes for a closed connection or a broken
+		// protocol, when the answer was a web page: the URL is wrong.
+		mt := mcpgate.Sanitize(obs.foreignType(), 60)
+		e.Category = mcpgate.CategoryProtocol
+		e.Message = fmt.Sprintf("%s: the server answered with %s, not MCP (JSON or an event stream); check that the URL is the server's MCP endpoint", what, mt)
+		if mt == "text/html" {
+			e.Message = what + ": the server answered with a web page (text/html), not MCP; check that the URL is the server's MCP endpoint"
+		}
 	case errors.Is(err, mcp.ErrConnectionClosed):
 		e.Category = mcpgate.CategoryNetwork
 		e.Message = what + ": the connection to the server closed"

@@ -2,8 +2,10 @@ package manager
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -228,5 +230,39 @@ func TestEventFilterDeliversOnlyWholeEvents(t *testing.T) {
 				t.Errorf("the filter changed what it passed on")
 			}
 		})
+	}
+}
+
+// TestAWebPageIsNotMCP: a URL that answers with a web page (the server's
+// documentation pasted instead of its endpoint) is said to be one, with
+// what to check, not taken for a closed connection; the same for a call
+// a server answers with a page, on both call paths.
+func TestAWebPageIsNotMCP(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ contentType, says string }{
+		{"", "the server answered with a web page (text/html), not MCP; check that the URL is the server's MCP endpoint"},
+		{"text/plain", "the server answered with text/plain, not MCP (JSON or an event stream); check that the URL is the server's MCP endpoint"},
+	} {
+		m := newManager(t, nil, cfg("s", fake.StartWebPage(t, c.contentType)))
+		err := m.Connect(ctxT(t, 10*time.Second), "s")
+		var e *mcpgate.Error
+		if !errors.As(err, &e) || e.Category != mcpgate.CategoryProtocol || e.Message != "connecting: "+c.says {
+			t.Errorf("connecting to a %q page: %v", c.contentType, err)
+		}
+		if st := mustStatus(t, m, "s"); st.Error == nil || !strings.Contains(st.Error.Message, c.says) {
+			t.Errorf("status after a %q page: %+v", c.contentType, st.Error)
+		}
+	}
+	for _, p := range callPaths {
+		h := fake.StartHostile(t, fake.HostileOptions{Sessions: true, CallTool: func(w http.ResponseWriter, _ *http.Request, _, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html>sign in</html>")
+		}})
+		m := newManager(t, &Options{sdkCalls: p.sdk}, cfg("s", h.URL))
+		_, err := m.CallTool(ctxT(t, 10*time.Second), "s", "ping", nil, nil)
+		var e *mcpgate.Error
+		if !errors.As(err, &e) || !strings.Contains(e.Message, "a web page (text/html), not MCP") {
+			t.Errorf("%s: a call answered with a page: %v", p.name, err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -99,6 +100,10 @@ type observation struct {
 	posts    int  // POST requests attempted
 	status   int  // first non-2xx status of a POST, else the last status
 	tooLarge bool // a response exceeded the body bound
+	// foreign is the media type of a successful POST answer that is
+	// neither JSON nor an event stream (a web page: the URL is not the
+	// MCP endpoint), "" when there was none.
+	foreign string
 }
 
 type observationKey struct{}
@@ -138,6 +143,32 @@ func (o *observation) unsent() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.posts == 0
+}
+
+// answered notes a POST's successful answer of media type ct.
+func (o *observation) answered(status int, ct string) {
+	if o == nil || status < 200 || status > 299 || status == http.StatusAccepted || status == http.StatusNoContent {
+		return
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || mt == "application/json" || mt == "text/event-stream" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.foreign == "" {
+		o.foreign = mt
+	}
+}
+
+// foreignType is the media type answered that was not MCP's, or "".
+func (o *observation) foreignType() string {
+	if o == nil {
+		return ""
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.foreign
 }
 
 func (o *observation) snapshot() (status int, tooLarge bool) {
@@ -206,6 +237,7 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	if req.Method == http.MethodPost {
 		obs.record(resp.StatusCode)
+		obs.answered(resp.StatusCode, resp.Header.Get("Content-Type"))
 		body := &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, x: x, keep: keep}
 		body.answer.sse = strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
 		resp.Body = body
