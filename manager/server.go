@@ -240,10 +240,12 @@ func (s *server) drop(sess *session, state mcpgate.State, e *mcpgate.Error) bool
 	if e != nil && e.Category == mcpgate.CategoryAuth {
 		s.state = mcpgate.StateNeedsAuth
 	}
-	s.mu.Unlock()
 	// Closing waits for the session's goroutines, one of which may be the
-	// caller; close in the background, tracked by the manager.
+	// caller; close in the background, tracked by the manager. Counted
+	// under mu: Manager.Close takes every server's mu (disconnect) before
+	// it waits, so the count cannot grow while it waits.
 	s.m.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.m.wg.Done()
 		sess.close()

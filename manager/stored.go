@@ -328,10 +328,10 @@ func fromHeld[T any](s *server, k kind, pick func(*catalogs, *mcpgate.ServerConf
 	refresh := s.m.opts.RefreshCached && !s.refreshing && s.attempt == nil && s.state == mcpgate.StateDisconnected
 	if refresh {
 		s.refreshing = true
+		s.m.wg.Add(1) // under mu, as drop counts its close
 	}
 	s.mu.Unlock()
 	if refresh {
-		s.m.wg.Add(1)
 		go func() {
 			defer s.m.wg.Done()
 			s.refreshHeld()
