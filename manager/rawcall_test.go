@@ -329,6 +329,11 @@ func TestRawCallFailsAsTheSDKDoes(t *testing.T) {
 			}
 			sse(w, answer(id, `{"content":[{"type":"text","text":"resumed"}]}`))
 		}},
+		{"SSE resumed after the backoff", func(w http.ResponseWriter, _ *http.Request, _, _ json.RawMessage) {
+			sse(w, "id: e1\ndata:\n\n") // no retry: the go-sdk's own delay, 1 to 2 s
+		}, func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, _ int) {
+			sse(w, answer(id, `{"content":[{"type":"text","text":"resumed"}]}`))
+		}},
 		{"SSE resumed twice", broken, func(w http.ResponseWriter, r *http.Request, id json.RawMessage, n int) {
 			if n == 1 {
 				sse(w, "id: e2\nretry: 10\ndata:\n\n")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -36,7 +37,7 @@ const resumeTries = 3
 
 // Delays between resumptions when the server names none, as the go-sdk's:
 // the first resumeDelay, growing by half each attempt, with full jitter.
-var resumeDelay = time.Second
+const resumeDelay = time.Second
 
 // streamCursor is where a response stream got to: its last event ID and
 // the reconnection delay it asked for.
@@ -145,16 +146,8 @@ func (s *server) resumeCallStream(ctx context.Context, sess *session, at streamC
 
 // resumeBackoff is the delay before the given attempt, as the go-sdk's.
 func resumeBackoff(attempt int) time.Duration {
-	d := min(time.Duration(float64(resumeDelay)*pow15(attempt-1)), 30*time.Second)
+	d := min(time.Duration(float64(resumeDelay)*math.Pow(1.5, float64(attempt-1))), 30*time.Second)
 	return d + rand.N(d)
-}
-
-func pow15(n int) float64 {
-	f := 1.0
-	for range n {
-		f *= 1.5
-	}
-	return f
 }
 
 // answerSessionRequest answers a request a session-era server sent on a
