@@ -55,9 +55,9 @@ import (
 //     session era one whose events had IDs is resumed (rawsession.go);
 //     otherwise the call fails as broken. The notifications on it before
 //     the answer go where the go-sdk's handlers send them, and a request
-//     on it is answered as the go-sdk's client answers it (session era) or
-//     refused unless it is a ping (2026-07-28: a server asks with an
-//     InputRequiredResult), never left waiting;
+//     on it is answered as the go-sdk's client answers it, never left
+//     waiting (a 2026-07-28 server should ask with an InputRequiredResult
+//     instead, and mcpgate answers those too, mrtr.go);
 //   - a call whose context ends before its answer is abandoned, and the
 //     server is sent notifications/cancelled in the background.
 // Servers with Options.ClientMiddleware (a span per request is the
@@ -353,10 +353,8 @@ func (s *server) readCallStream(ctx context.Context, sess *session, body io.Read
 			switch {
 			case msg.Method != "" && len(msg.ID) == 0:
 				s.streamNotification(sess, msg)
-			case msg.Method != "" && sess.raw.stateless:
-				refuseServerRequest(sess, msg)
 			case msg.Method != "":
-				s.answerSessionRequest(ctx, sess, msg)
+				s.answerServerRequest(ctx, sess, msg)
 			}
 		}
 		name, evID, retry, data, seen = "", "", "", data[:0], false
@@ -387,21 +385,6 @@ func (s *server) streamNotification(sess *session, msg *rpcMessage) {
 			m.opts.OnLog(s.id, &p)
 		}
 	}
-}
-
-// refuseServerRequest answers a request a 2026-07-28 server sent on a
-// call's stream. Such a server asks its questions with an
-// InputRequiredResult (mrtr.go) and has no session to send requests on:
-// a ping is answered, anything else refused, so the server does not wait
-// for an answer that never comes. (The go-sdk's client would also answer
-// an elicitation/create here; no 2026-07-28 server should send one.)
-func refuseServerRequest(sess *session, msg *rpcMessage) {
-	if msg.Method == "ping" {
-		answerRequest(sess, msg.ID, struct{}{}, nil)
-		return
-	}
-	answerRequest(sess, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-		Message: "at 2026-07-28 mcpgate answers questions asked with an InputRequiredResult, not " + msg.Method})
 }
 
 // answerRequest sends the answer to the server's request id: its result,

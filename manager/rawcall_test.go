@@ -523,55 +523,42 @@ func TestHeaderPlanIsMadeOncePerCatalogEntry(t *testing.T) {
 }
 
 // TestServerRequestOnACallStreamIsAnswered: a request the server sends on
-// a call's stream gets an answer, so the server does not wait for one
-// that never comes. In the session era the answer is the go-sdk client's
-// (a ping, no roots, sampling refused, an elicitation checked, asked and
-// its answer checked); at 2026-07-28 a ping is answered as the go-sdk
-// answers it and anything else refused (such a server asks with an
-// InputRequiredResult).
+// a call's stream gets the go-sdk client's answer, at both generations,
+// so the server does not wait for one that never comes: a ping, no roots,
+// sampling refused, an elicitation checked, asked and its answer checked.
 func TestServerRequestOnACallStreamIsAnswered(t *testing.T) {
 	t.Parallel()
 	form := `{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer","default":3}},"required":["name"]}}`
 	for _, c := range []struct {
 		name, method, params string
 		answer               map[string]any // what Options.Elicit answers; nil declines
-		eras                 string         // "both", "session" or "stateless"
 		want                 string         // in the raw path's answer
 	}{
-		{"ping", "ping", `{}`, nil, "both", `{"body":{},"result":true}`},
-		{"sampling", "sampling/createMessage", `{"messages":[],"maxTokens":1}`, nil, "both", `"code":`},
-		{"roots", "roots/list", `{}`, nil, "session", `"roots":[]`},
-		{"unknown", "tools/list", `{}`, nil, "session", `"code":-32601`},
-		{"elicitation accepted", "elicitation/create", form, map[string]any{"name": "Ada"}, "session", `"size":3`},
-		{"elicitation declined", "elicitation/create", form, nil, "session", `"action":"decline"`},
-		{"elicitation answered against its schema", "elicitation/create", form, map[string]any{"name": 7}, "session", `"code":-32602`},
+		{"ping", "ping", `{}`, nil, `{"body":{},"result":true}`},
+		{"sampling", "sampling/createMessage", `{"messages":[],"maxTokens":1}`, nil, `"code":-31001`},
+		{"roots", "roots/list", `{}`, nil, `"roots":[]`},
+		{"unknown", "tools/list", `{}`, nil, `"code":-32601`},
+		{"elicitation accepted", "elicitation/create", form, map[string]any{"name": "Ada"}, `"size":3`},
+		{"elicitation declined", "elicitation/create", form, nil, `"action":"decline"`},
+		{"elicitation answered against its schema", "elicitation/create", form, map[string]any{"name": 7}, `"code":-32602`},
 		{"elicitation of a nested form", "elicitation/create",
-			`{"message":"?","requestedSchema":{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}}}}`, nil, "session", `"code":-32602`},
-		{"elicitation by URL without one", "elicitation/create", `{"mode":"url","message":"?","elicitationId":"e"}`, nil, "session", `"code":-32602`},
-		{"elicitation of an unknown mode", "elicitation/create", `{"mode":"telepathy","message":"?"}`, nil, "session", `"code":-32602`},
+			`{"message":"?","requestedSchema":{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}}}}`, nil, `"code":-32602`},
+		{"elicitation by URL without one", "elicitation/create", `{"mode":"url","message":"?","elicitationId":"e"}`, nil, `"code":-32602`},
+		{"elicitation of an unknown mode", "elicitation/create", `{"mode":"telepathy","message":"?"}`, nil, `"code":-32602`},
 	} {
 		for _, era := range rawEras {
-			if c.eras == "session" && era.opts.Stateless {
-				continue
-			}
 			t.Run(c.name+"/"+era.name, func(t *testing.T) {
 				t.Parallel()
-				paths := callPaths
-				if era.opts.Stateless && c.method != "ping" {
-					paths = callPaths[:1] // the go-sdk answers; mcpgate refuses
-				}
 				var answers []string
-				for _, p := range paths {
+				for _, p := range callPaths {
 					got := serverRequestAnswer(t, era.opts, p.sdk, c.method, c.params, c.answer)
 					if p.name == "raw" && !strings.Contains(got, c.want) {
 						t.Errorf("the server's %s was answered %s, want %s", c.method, got, c.want)
 					}
 					answers = append(answers, got)
 				}
-				if len(answers) == 2 {
-					if diff := cmp.Diff(answers[1], answers[0]); diff != "" {
-						t.Errorf("answers differ (-go-sdk +raw):\n%s", diff)
-					}
+				if diff := cmp.Diff(answers[1], answers[0]); diff != "" {
+					t.Errorf("answers differ (-go-sdk +raw):\n%s", diff)
 				}
 			})
 		}

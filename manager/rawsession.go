@@ -18,18 +18,19 @@ import (
 )
 
 // What a session-era call (rawcall.go) does that a 2026-07-28 call does
-// not, as the go-sdk v1.8.0 client does it:
-//   - a response stream that breaks before the answer, having given its
-//     events IDs, is resumed: a GET with Last-Event-ID, after the delay
-//     the server asked for (retry) or a backoff of its own, as many times
-//     as the stream makes progress and at most resumeTries times more
-//     without; a resumption that fails ends the connection. The
-//     transport paces resumptions as it paces the go-sdk's (resumeGate);
-//   - a request the server sends on the stream is answered as the
-//     go-sdk's client answers it: a ping, roots/list (no roots: mcpgate
-//     shares none), sampling refused (mcpgate runs no model for servers),
-//     elicitation/create checked as the go-sdk checks it and asked where
-//     every elicitation goes (server.elicit).
+// not, as the go-sdk v1.8.0 client does it: a response stream that breaks
+// before the answer, having given its events IDs, is resumed: a GET with
+// Last-Event-ID, after the delay the server asked for (retry) or a
+// backoff of its own, as many times as the stream makes progress and at
+// most resumeTries times more without; a resumption that fails ends the
+// connection. The transport paces resumptions as it paces the go-sdk's
+// (resumeGate) and bounds their bodies as it bounds a POST's.
+//
+// At both generations, a request the server sends on a call's stream is
+// answered as the go-sdk's client answers it: a ping, roots/list (no
+// roots: mcpgate shares none), sampling refused (mcpgate runs no model for
+// servers), elicitation/create checked as the go-sdk checks it and asked
+// where every elicitation goes (server.elicit).
 
 // resumeTries is the go-sdk's MaxRetries as dial sets it: resumptions in a
 // row that bring no new event, and attempts at each.
@@ -150,11 +151,11 @@ func resumeBackoff(attempt int) time.Duration {
 	return d + rand.N(d)
 }
 
-// answerSessionRequest answers a request a session-era server sent on a
-// call's stream, as the go-sdk's client answers it. An elicitation waits
+// answerServerRequest answers a request the server sent on a call's
+// stream, as the go-sdk's client answers it. An elicitation waits
 // for a person: it is asked on its own goroutine, until the call or the
 // session ends, and the stream is read on meanwhile.
-func (s *server) answerSessionRequest(ctx context.Context, sess *session, msg *rpcMessage) {
+func (s *server) answerServerRequest(ctx context.Context, sess *session, msg *rpcMessage) {
 	switch msg.Method {
 	case "ping":
 		answerRequest(sess, msg.ID, struct{}{}, nil)
