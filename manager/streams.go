@@ -434,8 +434,13 @@ type eventFilter struct {
 	event   []byte // the lines of the event being read
 	data    []byte // its data, joined
 	passing bool   // the event outgrew the tap's interest: lines go straight out
-	out     []byte
-	err     error
+	// inLine is set while a line longer than the reader's buffer comes in
+	// pieces: the next piece continues it (a piece that is only its line
+	// break is not a blank line); dropLine, while that line is an id line
+	// being removed.
+	inLine, dropLine bool
+	out              []byte
+	err              error
 }
 
 // maxTappedEvent bounds the events the tap looks at; larger ones (a big
@@ -450,13 +455,26 @@ func (f *eventFilter) Read(p []byte) (int, error) {
 	for len(f.out) == 0 && f.err == nil {
 		line, err := f.r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			err = nil // a long line: handled in pieces, passing through
-			f.spill()
-			f.out = append(f.out, line...)
+			// A long line: handled in pieces, passing through.
+			if !f.inLine {
+				f.dropLine = f.stripIDs && isIDLine(line)
+				f.spill()
+			}
+			if !f.dropLine {
+				f.out = append(f.out, line...)
+			}
+			f.inLine = true
 			continue
 		}
 		f.err = err
-		f.line(line)
+		if f.inLine {
+			if !f.dropLine {
+				f.out = append(f.out, line...)
+			}
+			f.inLine, f.dropLine = false, false
+		} else {
+			f.line(line)
+		}
 		if errors.Is(err, io.EOF) && (f.passing || len(f.event) > 0) {
 			// The body ended inside an event: the stream broke. Said as
 			// EOF, the SDK would take what it got of a large event for a
@@ -475,7 +493,7 @@ func (f *eventFilter) Read(p []byte) (int, error) {
 // line handles one line of the body (with its line break, if any).
 func (f *eventFilter) line(line []byte) {
 	bare := bytes.TrimRight(line, "\r\n")
-	if f.stripIDs && (bytes.HasPrefix(bare, []byte("id:")) || bytes.Equal(bare, []byte("id"))) {
+	if f.stripIDs && isIDLine(bare) {
 		return
 	}
 	if len(bare) == 0 && len(line) > 0 {
@@ -513,3 +531,9 @@ func (f *eventFilter) spill() {
 }
 
 func (f *eventFilter) Close() error { return f.rc.Close() }
+
+// isIDLine reports whether line (or the start of a long one) is an SSE id
+// field.
+func isIDLine(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("id:")) || bytes.Equal(bytes.TrimRight(line, "\r\n"), []byte("id"))
+}
