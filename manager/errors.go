@@ -97,8 +97,11 @@ func classify(ctx context.Context, what string, err error, obs *observation) *mc
 		mt := mcpgate.Sanitize(obs.foreignType(), 60)
 		e.Category = mcpgate.CategoryProtocol
 		e.Message = fmt.Sprintf("%s: the server answered with %s, not MCP (JSON or an event stream); check that the URL is the server's MCP endpoint", what, mt)
-		if mt == "text/html" {
+		switch mt {
+		case "text/html":
 			e.Message = what + ": the server answered with a web page (text/html), not MCP; check that the URL is the server's MCP endpoint"
+		case foreignJSON:
+			e.Message = what + ": the server answered with JSON that is not JSON-RPC, so not MCP; check that the URL is the server's MCP endpoint"
 		}
 	case errors.Is(err, mcp.ErrConnectionClosed):
 		e.Category = mcpgate.CategoryNetwork

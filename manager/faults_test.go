@@ -234,14 +234,16 @@ func TestEventFilterDeliversOnlyWholeEvents(t *testing.T) {
 }
 
 // TestAWebPageIsNotMCP: a URL that answers with a web page (the server's
-// documentation pasted instead of its endpoint) is said to be one, with
-// what to check, not taken for a closed connection; the same for a call
-// a server answers with a page, on both call paths.
+// documentation pasted instead of its endpoint), or with a REST API's
+// JSON, is said to be one, with what to check, not taken for a closed
+// connection; the same for a call a server answers with a page, on both
+// call paths.
 func TestAWebPageIsNotMCP(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ contentType, says string }{
 		{"", "the server answered with a web page (text/html), not MCP; check that the URL is the server's MCP endpoint"},
 		{"text/plain", "the server answered with text/plain, not MCP (JSON or an event stream); check that the URL is the server's MCP endpoint"},
+		{"application/json", "the server answered with JSON that is not JSON-RPC, so not MCP; check that the URL is the server's MCP endpoint"},
 	} {
 		m := newManager(t, nil, cfg("s", fake.StartWebPage(t, c.contentType)))
 		err := m.Connect(ctxT(t, 10*time.Second), "s")
@@ -263,6 +265,27 @@ func TestAWebPageIsNotMCP(t *testing.T) {
 		var e *mcpgate.Error
 		if !errors.As(err, &e) || !strings.Contains(e.Message, "a web page (text/html), not MCP") {
 			t.Errorf("%s: a call answered with a page: %v", p.name, err)
+		}
+	}
+}
+
+// TestIsRPCMessage: what the connection's first answer is held to before
+// it is called not JSON-RPC.
+func TestIsRPCMessage(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]bool{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`:             true,
+		" \n{\"id\":1,\"jsonrpc\":\"2.0\",\"error\":{}}\n": true,
+		`[{"jsonrpc":"2.0","id":1,"result":{}}]`:           true, // a batch (2025-03-26)
+		`{"message":"Not Found"}`:                          false,
+		`{"data":{"jsonrpc":"2.0"}}`:                       false, // only a top-level member counts
+		`"jsonrpc"`:                                        false,
+		`{"jsonrpc":"2.0",`:                                false,
+		`<html>`:                                           false,
+		``:                                                 false,
+	} {
+		if got := isRPCMessage([]byte(body)); got != want {
+			t.Errorf("isRPCMessage(%q) = %v, want %v", body, got, want)
 		}
 	}
 }

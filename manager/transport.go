@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/internal/jsonscan"
 	"github.com/mcpgate/mcpgate/netpolicy"
 )
 
@@ -161,6 +162,22 @@ func (o *observation) answered(status int, ct string) {
 	}
 }
 
+// notJSONRPC notes a successful JSON answer that is not a JSON-RPC
+// message: a REST API's, or a site's error in JSON.
+func (o *observation) notJSONRPC() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.foreign == "" {
+		o.foreign = foreignJSON
+	}
+}
+
+// foreignJSON is the foreign type of JSON that is not JSON-RPC.
+const foreignJSON = "application/json, not JSON-RPC"
+
 // foreignType is the media type answered that was not MCP's, or "".
 func (o *observation) foreignType() string {
 	if o == nil {
@@ -241,12 +258,15 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		body := &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, x: x, keep: keep}
 		body.answer.sse = strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
 		resp.Body = body
-		listing := t.tools != nil && postMethod(req, summary) == "tools/list"
+		method := postMethod(req, summary)
+		listing := t.tools != nil && method == "tools/list"
 		switch ct := strings.ToLower(resp.Header.Get("Content-Type")); {
 		case strings.HasPrefix(ct, "text/event-stream"):
 			resp.Body = filterEvents(resp.Body, stateless(req), t.tap(listing))
 		case listing && strings.HasPrefix(ct, "application/json"):
 			resp.Body = &resultTee{rc: resp.Body, max: t.maxBody, done: t.tools}
+		case (method == "initialize" || method == "server/discover") && strings.HasPrefix(ct, "application/json"):
+			resp.Body = &rpcShapeCheck{rc: resp.Body, obs: obs}
 		}
 	} else if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
 		// A resumed response stream is the rest of a POST's: bound as
@@ -296,6 +316,62 @@ func postMethod(req *http.Request, summary *bodySummaryOnce) string {
 	}
 	method, _, _ := summary.get()
 	return method
+}
+
+// rpcShapeCheck looks at a JSON answer to the request that opens a
+// connection (initialize, server/discover): JSON that is no JSON-RPC
+// message means the URL is not an MCP endpoint (a REST API, a site's
+// error in JSON), which the SDK would take for a dead connection. The
+// operation's observation says so once the body has been read to its end;
+// an answer larger than rpcShapeBytes is not looked at.
+type rpcShapeCheck struct {
+	rc   io.ReadCloser
+	obs  *observation
+	head []byte
+	done bool
+}
+
+const rpcShapeBytes = 64 << 10
+
+func (c *rpcShapeCheck) Read(p []byte) (int, error) {
+	n, err := c.rc.Read(p)
+	if !c.done {
+		if len(c.head)+n > rpcShapeBytes {
+			c.done, c.head = true, nil
+		} else {
+			c.head = append(c.head, p[:n]...)
+		}
+		if !c.done && errors.Is(err, io.EOF) {
+			if !isRPCMessage(c.head) {
+				c.obs.notJSONRPC()
+			}
+			c.done, c.head = true, nil
+		}
+	}
+	return n, err
+}
+
+func (c *rpcShapeCheck) Close() error { return c.rc.Close() }
+
+// isRPCMessage reports whether b is a JSON-RPC message or batch: a JSON
+// object with a jsonrpc member, or an array.
+func isRPCMessage(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || !json.Valid(b) {
+		return false
+	}
+	if b[0] == '[' {
+		return true
+	}
+	if b[0] != '{' {
+		return false
+	}
+	for k := range jsonscan.Members(b) {
+		if string(k) == "jsonrpc" {
+			return true
+		}
+	}
+	return false
 }
 
 // resultTee hands the result of a JSON response to done once the body has
