@@ -264,9 +264,25 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		case strings.HasPrefix(ct, "text/event-stream"):
 			resp.Body = filterEvents(resp.Body, stateless(req), t.tap(listing))
 		case listing && strings.HasPrefix(ct, "application/json"):
-			resp.Body = &resultTee{rc: resp.Body, max: t.maxBody, done: t.tools}
+			resp.Body = &bodyTee{rc: resp.Body, max: int(t.maxBody), done: func(b []byte) {
+				var msg struct {
+					Result json.RawMessage `json:"result"`
+				}
+				if json.Unmarshal(b, &msg) == nil && msg.Result != nil {
+					t.tools(msg.Result)
+				}
+			}}
 		case (method == "initialize" || method == "server/discover") && strings.HasPrefix(ct, "application/json"):
-			resp.Body = &rpcShapeCheck{rc: resp.Body, obs: obs}
+			// JSON that is no JSON-RPC message answering the request that
+			// opens a connection means the URL is not an MCP endpoint (a
+			// REST API, a site's error in JSON), which the SDK would take
+			// for a dead connection: the observation says so. A larger
+			// answer than rpcShapeBytes is not looked at.
+			resp.Body = &bodyTee{rc: resp.Body, max: rpcShapeBytes, done: func(b []byte) {
+				if !isRPCMessage(b) {
+					obs.notJSONRPC()
+				}
+			}}
 		}
 	} else if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
 		// A resumed response stream is the rest of a POST's: bound as
@@ -318,40 +334,9 @@ func postMethod(req *http.Request, summary *bodySummaryOnce) string {
 	return method
 }
 
-// rpcShapeCheck looks at a JSON answer to the request that opens a
-// connection (initialize, server/discover): JSON that is no JSON-RPC
-// message means the URL is not an MCP endpoint (a REST API, a site's
-// error in JSON), which the SDK would take for a dead connection. The
-// operation's observation says so once the body has been read to its end;
-// an answer larger than rpcShapeBytes is not looked at.
-type rpcShapeCheck struct {
-	rc   io.ReadCloser
-	obs  *observation
-	head []byte
-	done bool
-}
-
+// rpcShapeBytes bounds the answer to a connection's first request that
+// is held to being JSON-RPC.
 const rpcShapeBytes = 64 << 10
-
-func (c *rpcShapeCheck) Read(p []byte) (int, error) {
-	n, err := c.rc.Read(p)
-	if !c.done {
-		if len(c.head)+n > rpcShapeBytes {
-			c.done, c.head = true, nil
-		} else {
-			c.head = append(c.head, p[:n]...)
-		}
-		if !c.done && errors.Is(err, io.EOF) {
-			if !isRPCMessage(c.head) {
-				c.obs.notJSONRPC()
-			}
-			c.done, c.head = true, nil
-		}
-	}
-	return n, err
-}
-
-func (c *rpcShapeCheck) Close() error { return c.rc.Close() }
 
 // isRPCMessage reports whether b is a JSON-RPC message or batch: a JSON
 // object with a jsonrpc member, or an array.
@@ -374,36 +359,39 @@ func isRPCMessage(b []byte) bool {
 	return false
 }
 
-// resultTee hands the result of a JSON response to done once the body has
-// been read to its end, before the reader sees that end.
-type resultTee struct {
+// bodyTee hands a response body to done once it has been read to its
+// end, before the reader sees that end, if the whole body was within max
+// bytes; done is not called for a larger one.
+type bodyTee struct {
 	rc   io.ReadCloser
-	max  int64
-	buf  bytes.Buffer
-	done func(json.RawMessage)
+	max  int
+	buf  []byte
+	over bool
+	done func([]byte)
 	once sync.Once
 }
 
-func (r *resultTee) Read(p []byte) (int, error) {
+func (r *bodyTee) Read(p []byte) (int, error) {
 	n, err := r.rc.Read(p)
-	if int64(r.buf.Len()+n) <= r.max {
-		r.buf.Write(p[:n])
+	if !r.over {
+		if len(r.buf)+n > r.max {
+			r.over, r.buf = true, nil
+		} else {
+			r.buf = append(r.buf, p[:n]...)
+		}
 	}
 	if errors.Is(err, io.EOF) {
 		r.once.Do(func() {
-			var msg struct {
-				Result json.RawMessage `json:"result"`
+			if !r.over {
+				r.done(r.buf)
 			}
-			if json.Unmarshal(r.buf.Bytes(), &msg) == nil && msg.Result != nil {
-				r.done(msg.Result)
-			}
-			r.buf = bytes.Buffer{}
+			r.buf = nil
 		})
 	}
 	return n, err
 }
 
-func (r *resultTee) Close() error { return r.rc.Close() }
+func (r *bodyTee) Close() error { return r.rc.Close() }
 
 func (t *sessionTransport) prepareRequest(req *http.Request) error {
 	if t.prepare == nil {
