@@ -34,6 +34,7 @@ func FuzzEnvelope(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"t","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`,
 		`{"jsonrpc":"2.0","id":1,"method":"t\u00e9\"\\","params":"x\"[{"}`,
+		`{"jsonrpc":"2.0","method":"厜\b"}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -64,15 +64,16 @@ func Unquote(q []byte) (string, bool) {
 // unquoting: no escape, and valid UTF-8 (control characters cannot occur
 // in valid JSON strings).
 func Plain(b []byte) bool {
+	ascii := true
 	for _, c := range b {
 		if c == '\\' || c == '"' {
 			return false
 		}
 		if c >= utf8.RuneSelf {
-			return utf8.Valid(b)
+			ascii = false
 		}
 	}
-	return true
+	return ascii || utf8.Valid(b)
 }
 
 // SkipSpace returns the offset of the first byte at or after i that is

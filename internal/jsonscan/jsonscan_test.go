@@ -31,3 +31,21 @@ func TestMembers(t *testing.T) {
 		}
 	}
 }
+
+// Unquote reads a JSON string as encoding/json does, whatever comes
+// first: an escape after a multi-byte character is unquoted too (the
+// fast path once took "厜\b" as plain because its first byte was not
+// ASCII, FuzzEnvelope).
+func TestUnquote(t *testing.T) {
+	for _, q := range []string{
+		`""`, `"plain"`, `"é"`, `"厜\b"`, `"é\"x"`, `"x\u00e9"`, `"ab\\cd"`, `"é\\"`,
+		"\"\xff\"", "\"é\xff\\n\"",
+	} {
+		var want string
+		wantOK := json.Unmarshal([]byte(q), &want) == nil
+		got, ok := Unquote([]byte(q))
+		if ok != wantOK || got != want {
+			t.Errorf("%s: Unquote %q %v, encoding/json %q %v", q, got, ok, want, wantOK)
+		}
+	}
+}
