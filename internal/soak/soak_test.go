@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 }
 
 // defaultCalls keeps `go test -race ./...` short; CI runs the full count.
-const defaultCalls = 1000
+const defaultCalls = 400
 
 // workers is how many calls are in flight at once.
 const workers = 32
