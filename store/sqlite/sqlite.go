@@ -440,10 +440,11 @@ func (s *Store) migrate(ctx context.Context) error {
 			if _, err := t.conn.ExecContext(t.ctx, schema); err != nil {
 				return fmt.Errorf("creating the schema: %w", err)
 			}
-		}
-		for i := v; v > 0 && i < len(migrations); i++ {
-			if _, err := t.conn.ExecContext(t.ctx, migrations[i]); err != nil {
-				return fmt.Errorf("migrating schema to version %d: %w", i+1, err)
+		} else {
+			for i := v; i < len(migrations); i++ {
+				if _, err := t.conn.ExecContext(t.ctx, migrations[i]); err != nil {
+					return fmt.Errorf("migrating schema to version %d: %w", i+1, err)
+				}
 			}
 		}
 		// A PRAGMA cannot take a bound parameter.
