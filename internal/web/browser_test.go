@@ -26,15 +26,19 @@ const chromiumPath = "/usr/bin/chromium"
 // in a browser context of its own (cookies, storage and cache as in a
 // fresh profile), closed when the test ends. Screenshots go under dir: a
 // folder per test in $MCPGATE_SCREENSHOT_DIR when that is set (.ci/run
-// sets it, outside the repository), else the test's temp dir, in which
-// case a failing test copies them somewhere that survives it and says
-// where.
+// sets it, outside the repository), else the test's temp dir, which a
+// failing test copies somewhere that survives it, saying where. They are
+// taken only where someone will see them: with $MCPGATE_SCREENSHOT_DIR or
+// $MCPGATE_KEEP_SCREENSHOTS set, and the one of a failure always. Taken
+// and thrown away, the tests' thirty-odd full-page PNGs were a fifth of
+// the package's time.
 type browser struct {
-	t    *testing.T
-	ctx  context.Context
-	dir  string
-	kept bool // dir outlives the test
-	n    int
+	t     *testing.T
+	ctx   context.Context
+	dir   string
+	kept  bool // dir outlives the test
+	shots bool // the steps' screenshots are taken
+	n     int
 }
 
 // chromium is the one browser process of this test binary, started by
@@ -115,7 +119,7 @@ func newBrowser(t *testing.T) *browser {
 		t.Fatalf("opening a page in %s: %v", chromiumPath, err)
 	}
 	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
-	b := &browser{t: t, ctx: ctx, dir: t.TempDir()}
+	b := &browser{t: t, ctx: ctx, dir: t.TempDir(), shots: os.Getenv("MCPGATE_KEEP_SCREENSHOTS") != ""}
 	if root := os.Getenv("MCPGATE_SCREENSHOT_DIR"); root != "" {
 		dir := filepath.Join(root, strings.NewReplacer("/", "-", " ", "_").Replace(t.Name()))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -125,11 +129,11 @@ func newBrowser(t *testing.T) *browser {
 		for _, f := range old {
 			_ = os.Remove(f) // a previous run's: only this run's are there
 		}
-		b.dir, b.kept = dir, true
+		b.dir, b.kept, b.shots = dir, true, true
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			b.shot("failure")
+			b.capture("failure")
 		}
 		if !b.kept && (t.Failed() || os.Getenv("MCPGATE_KEEP_SCREENSHOTS") != "") {
 			b.keep()
@@ -179,8 +183,16 @@ func (b *browser) waitText(sel, want string) {
 	}
 }
 
-// shot saves a full-page screenshot as NN-name.png.
+// shot saves a full-page screenshot of the step name, when the steps'
+// screenshots are taken.
 func (b *browser) shot(name string) {
+	if b.shots {
+		b.capture(name)
+	}
+}
+
+// capture saves a full-page screenshot as NN-name.png.
+func (b *browser) capture(name string) {
 	b.n++
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
