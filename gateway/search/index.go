@@ -30,9 +30,19 @@ type Index struct {
 	postings [][]posting      // by term ID, in document order
 	slots    []slot           // by document ID
 	nameLen  []uint8          // by document ID: distinct words in the tool's name, at most 32
-	free     []int32          // IDs of removed documents, for reuse
+	// prior is, by document ID, 1 + the ID of the document of the tool's
+	// server's instructions, 0 for a tool whose server gave none, and -1
+	// for such a document itself, which is never a hit.
+	prior []int32
+	about int // live documents that are a server's instructions
+	// aboutDF counts, by term ID, the instructions documents that have
+	// the term: they are not in a term's document frequency, so that
+	// instructions change no tool's own score.
+	aboutDF map[int32]int32
+
+	free     []int32 // IDs of removed documents, for reuse
 	byServer map[string][]int32
-	total    [numFields]float64 // length of each field over the live documents
+	total    [numFields]float64 // length of each field over the live tools
 	scratch  sync.Pool
 
 	assocCache sync.Map // term ID to its associates; cleared when documents change
@@ -72,7 +82,7 @@ var defaultThesaurus = sync.OnceValue(func() *thesaurus {
 })
 
 func build(docs []Doc, cfg config, th *thesaurus, defaultModel bool) *Index {
-	ix := &Index{cfg: cfg, thes: th, defaultModel: defaultModel, ids: map[string]int32{}, byServer: map[string][]int32{}}
+	ix := &Index{cfg: cfg, thes: th, defaultModel: defaultModel, ids: map[string]int32{}, byServer: map[string][]int32{}, aboutDF: map[int32]int32{}}
 	ix.scratch.New = func() any { return &scratch{} }
 	_, added := ix.add(docs)
 	for id, ps := range added {
@@ -127,11 +137,23 @@ func (ix *Index) remove(server string) (gone []int32, dead []bool, touched map[i
 		for _, t := range s.terms {
 			touched[t.id] = true
 		}
-		for k := range numFields {
-			ix.total[k] -= float64(s.length[k])
+		if ix.prior[d] < 0 {
+			for _, t := range s.terms {
+				if ix.aboutDF[t.id]--; ix.aboutDF[t.id] == 0 {
+					delete(ix.aboutDF, t.id)
+				}
+			}
+		} else {
+			for k := range numFields {
+				ix.total[k] -= float64(s.length[k])
+			}
 		}
 		*s = slot{}
 		ix.nameLen[d] = 0
+		if ix.prior[d] < 0 {
+			ix.about--
+		}
+		ix.prior[d] = 0
 		ix.free = append(ix.free, d)
 	}
 	ix.n -= len(gone)
@@ -186,6 +208,8 @@ func (ix *Index) forget(id int32) {
 // index knows only terms some live document has.
 func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 	cfg := &ix.cfg
+	tools := len(docs)
+	docs = withInstructions(docs)
 	// A catalog of a few hundred tools has some eight distinct runs and
 	// four distinct terms a document; sized so, the maps seldom grow while
 	// they fill. Bigger catalogs repeat their words more.
@@ -224,16 +248,19 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 		all = b.terms(b.terms(all, d.Server), d.ServerTitle)
 		all = all[:lo+len(dedupeIDs(all[lo:]))]
 		mark(fieldServer, lo)
-		for k := range numFields {
-			ix.total[k] += float64(min(sp[k].len(), 1<<16-1))
+		if i < tools { // instructions change no tool's field lengths
+			for k := range numFields {
+				ix.total[k] += float64(min(sp[k].len(), 1<<16-1))
+			}
 		}
 	}
 	field := func(i int, k field) []int32 { return all[spans[i][k].lo:spans[i][k].hi] }
 	live := ix.n + len(docs)
+	liveTools := live - ix.about - (len(docs) - tools)
 	var avg [numFields]float64
 	for k := range numFields {
-		if live > 0 {
-			avg[k] = ix.total[k] / float64(live)
+		if liveTools > 0 {
+			avg[k] = ix.total[k] / float64(liveTools)
 		}
 	}
 
@@ -325,6 +352,22 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 		ix.nameLen[id] = uint8(names)
 	}
 	ix.n = live
+	if about := docs[tools:]; len(about) > 0 {
+		ix.about += len(about)
+		of := make(map[string]int32, len(about))
+		for i, d := range about {
+			id := int32(ids[tools+i])
+			of[d.Server] = id + 1
+			ix.prior[id] = -1
+			for _, t := range ix.slots[id].terms {
+				ix.aboutDF[t.id]++
+			}
+		}
+		for i, d := range docs[:tools] {
+			ix.prior[ids[i]] = of[d.Server]
+		}
+	}
+	ids = ids[:tools]
 
 	added := make(map[int32][]posting, len(local))
 	for t, ps := range local {
@@ -343,6 +386,26 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 }
 
 func byDoc(a, b posting) int { return int(a.doc - b.doc) }
+
+// withInstructions returns docs followed by a document for each server
+// among them that gives instructions: the instructions as its description
+// and nothing else. docs itself is not written to.
+func withInstructions(docs []Doc) []Doc {
+	var seen map[string]bool
+	out := docs
+	for _, d := range docs {
+		if d.ServerInstructions == "" || seen[d.Server] {
+			continue
+		}
+		if seen == nil {
+			seen = map[string]bool{}
+			out = slices.Clip(docs)
+		}
+		seen[d.Server] = true
+		out = append(out, Doc{Server: d.Server, Description: d.ServerInstructions})
+	}
+	return out
+}
 
 func sumInts(ns []int) int {
 	sum := 0
@@ -450,6 +513,7 @@ func (ix *Index) newSlot() int32 {
 	}
 	ix.slots = append(ix.slots, slot{})
 	ix.nameLen = append(ix.nameLen, 0)
+	ix.prior = append(ix.prior, 0)
 	return int32(len(ix.slots) - 1)
 }
 
@@ -468,5 +532,5 @@ func mergePostings(a, b []posting) []posting {
 
 // idf is the inverse document frequency of term id.
 func (ix *Index) idf(id int32) float64 {
-	return idf(float64(ix.n), float64(len(ix.postings[id])))
+	return idf(float64(ix.n-ix.about), float64(len(ix.postings[id])-int(ix.aboutDF[id])))
 }

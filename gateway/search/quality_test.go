@@ -555,6 +555,9 @@ var ablations = []ablation{
 	{"per-term-idf", func(c *config) { c.unionIDF = false }},
 	{"no-name-coverage", func(c *config) { c.coverage = 0 }},
 	{"no-query-coverage", func(c *config) { c.coord = 0 }},
+	// The shared catalog has no server instructions: this row is the
+	// model there (TestInstructions* show what the part does).
+	{"no-server-instructions", func(c *config) { c.instructions = 0 }},
 	{"with-associations", func(c *config) { c.assoc = 0.3 }},
 	{"no-payload", func(c *config) { c.payload = 1 }},
 	{"no-imperative", func(c *config) { c.imperative = 0 }},

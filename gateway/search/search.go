@@ -9,7 +9,9 @@
 //
 // Each tool is a document with fields: its name, title, description,
 // parameter names, parameter descriptions, and its server's ID and product
-// name. Text is split into words on anything that is not a letter or digit
+// name. A server's instructions (what it says of itself in initialize)
+// are a document of their own that is never a hit; see Ranking. Text is
+// split into words on anything that is not a letter or digit
 // and inside identifiers (snake_case, kebab-case, camelCase, dotted names,
 // letters and digits), lower-cased, stripped of stop words, and stemmed
 // lightly, so that "issues", "merged" and "listing" meet "issue", "merge"
@@ -44,7 +46,10 @@
 // covers prefers create_issue to create_issue_from_template for "create an
 // issue", and a tool's score follows the share of the query's concepts it
 // has, so that one that answers every word of the need is preferred to one
-// that matches a single word strongly. Every part and weight was chosen by
+// that matches a single word strongly; a concept the tool lacks and its
+// server's instructions have counts there at half its weight, and that is
+// all instructions do: they score nothing themselves and are in no
+// document frequency. Every part and weight was chosen by
 // measurement on real tool catalogs; docs/performance.md has the figures.
 //
 // # Changing catalogs
@@ -84,6 +89,13 @@ type Doc struct {
 	Title       string // optional display title
 	Description string
 	Params      []Param // top-level input parameters
+	// ServerInstructions is what the server says of itself as a whole
+	// (initialize's instructions), the same for every tool of a server;
+	// the index reads it from the first of a server's docs that has it.
+	// It is never a hit: a query's concepts that a tool lacks and its
+	// server's instructions have count, in part, towards the tool's share
+	// of the query.
+	ServerInstructions string
 }
 
 // Hit is one ranked result.
@@ -127,6 +139,7 @@ type config struct {
 	question      float64 // weight of the listing and searching a question implies
 	payload       float64 // weight of words that are the content to send, not the need ("saying …", quotes)
 	coord         float64 // how much a tool's score follows the share of the query's concepts it has
+	instructions  float64 // how much a concept only the tool's server's instructions have counts in that share
 	assoc         float64 // weight of a term the catalog uses with a query word, times their association (0: off)
 	assocTerms    int     // most associated terms per query word
 	assocMin      float64 // weakest association that counts
@@ -153,6 +166,7 @@ var defaultConfig = config{
 	imperative:    0.25,
 	question:      0.5,
 	coord:         0.5,
+	instructions:  0.5,
 	assoc:         0, // measured worse once generalGroups were in; see with-associations
 	assocTerms:    3,
 	assocMin:      0.3,
@@ -163,7 +177,7 @@ var defaultConfig = config{
 func (ix *Index) Len() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.n
+	return ix.n - ix.about
 }
 
 // Search returns up to limit hits, best first; equal scores keep the order
@@ -196,13 +210,17 @@ func (ix *Index) rank(concepts []concept, limit int) []Hit {
 	s.grow(len(ix.slots))
 	acc := s.acc
 
-	var weight float64 // of the concepts a tool can cover
-	for _, c := range concepts {
+	var weight float64      // of the concepts a tool can cover
+	var weights [64]float64 // of each of the first 64, by its place in concepts
+	for i, c := range concepts {
 		if !c.boost {
 			weight += c.weight
+			if i < len(weights) {
+				weights[i] = c.weight
+			}
 		}
 	}
-	for _, c := range concepts {
+	for ci, c := range concepts {
 		unionIDF := 0.0
 		if ix.cfg.unionIDF && len(c.alts) > 1 {
 			unionIDF = ix.unionIDF(c, s)
@@ -247,6 +265,9 @@ func (ix *Index) rank(concepts []concept, limit int) []Hit {
 			x.total += x.concept
 			if !c.boost {
 				x.covered += float32(c.weight)
+				if ci < 64 {
+					x.concepts |= 1 << ci
+				}
 			}
 			x.concept = 0
 		}
@@ -256,12 +277,25 @@ func (ix *Index) rank(concepts []concept, limit int) []Hit {
 	h := hitHeap(make([]Hit, 0, min(limit, len(s.touched))))
 	for _, d := range s.touched {
 		x := &acc[d]
+		about := ix.prior[d]
+		if about < 0 {
+			// A server's instructions: read by its tools below, reset
+			// after them.
+			s.priors = append(s.priors, d)
+			continue
+		}
 		hit := Hit{Doc: int(d), Score: x.total}
 		if n := ix.nameLen[d]; n > 0 && x.names != 0 {
 			hit.Score += ix.cfg.coverage * float64(bits.OnesCount32(x.names)) / float64(n)
 		}
 		if ix.cfg.coord > 0 && weight > 0 {
-			hit.Score *= 1 - ix.cfg.coord + ix.cfg.coord*float64(x.covered)/weight
+			covered := float64(x.covered)
+			if about > 0 && ix.cfg.instructions > 0 {
+				for more := acc[about-1].concepts &^ x.concepts; more != 0; more &= more - 1 {
+					covered += ix.cfg.instructions * weights[bits.TrailingZeros64(more)]
+				}
+			}
+			hit.Score *= 1 - ix.cfg.coord + ix.cfg.coord*covered/weight
 		}
 		*x = accum{}
 		if len(h) < limit {
@@ -272,6 +306,10 @@ func (ix *Index) rank(concepts []concept, limit int) []Hit {
 		}
 	}
 	s.touched = s.touched[:0]
+	for _, d := range s.priors {
+		acc[d] = accum{}
+	}
+	s.priors = s.priors[:0]
 	out := []Hit(h)
 	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
 	return out
@@ -284,7 +322,7 @@ func (ix *Index) unionIDF(c concept, s *scratch) float64 {
 	for _, a := range c.alts {
 		for _, id := range a.terms {
 			for _, p := range ix.postings[id] {
-				if !s.mark[p.doc] {
+				if !s.mark[p.doc] && ix.prior[p.doc] >= 0 {
 					s.mark[p.doc] = true
 					s.altTouched = append(s.altTouched, p.doc)
 				}
@@ -296,7 +334,7 @@ func (ix *Index) unionIDF(c concept, s *scratch) float64 {
 		s.mark[d] = false
 	}
 	s.altTouched = s.altTouched[:0]
-	return idf(float64(ix.n), df)
+	return idf(float64(ix.n-ix.about), df)
 }
 
 func idf(n, df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
@@ -329,6 +367,7 @@ type scratch struct {
 	acc                                 []accum // by document
 	mark                                []bool  // by document, for unionIDF
 	touched, conceptTouched, altTouched []int32
+	priors                              []int32 // instructions documents touched
 }
 
 // accum is one document's accumulators, together so that a posting touches
@@ -339,6 +378,9 @@ type accum struct {
 	alt     float64 // the current alternative
 	names   uint32  // name words matched, by posting.bit
 	covered float32 // weight of the concepts matched
+	// concepts has bit i set when the i-th of the query's concepts (the
+	// first 64) matched.
+	concepts uint64
 }
 
 // grow makes room for n documents.

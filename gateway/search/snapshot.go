@@ -19,7 +19,7 @@ import (
 
 // snapshotMagic starts every snapshot; its last byte is the format's
 // version.
-const snapshotMagic = "mcpgate search index\x00\x01"
+const snapshotMagic = "mcpgate search index\x00\x02"
 
 // ErrSnapshot is returned by [Load] for data that is not a snapshot of
 // this format, or not a whole one.
@@ -69,11 +69,16 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(ix.ids[t]))
 	}
 	for d, s := range ix.slots {
-		if !s.live {
+		switch {
+		case !s.live:
 			b = append(b, 0)
 			continue
+		case ix.prior[d] < 0: // a server's instructions
+			b = append(b, 2, ix.nameLen[d])
+		default:
+			b = append(b, 1, ix.nameLen[d])
+			b = binary.AppendUvarint(b, uint64(ix.prior[d]))
 		}
-		b = append(b, 1, ix.nameLen[d])
 		b = appendString(b, s.server)
 		for _, l := range s.length {
 			b = binary.AppendUvarint(b, uint64(l))
@@ -156,16 +161,28 @@ func Load(data []byte) (*Index, error) {
 	}
 	ix.slots = make([]slot, nslots)
 	ix.nameLen = make([]uint8, nslots)
+	ix.prior = make([]int32, nslots)
 	ix.byServer = map[string][]int32{}
+	ix.aboutDF = map[int32]int32{}
 	live := 0
 	for d := range ix.slots {
-		if r.byte() == 0 {
+		kind := r.byte()
+		if kind == 0 {
 			continue
 		}
 		s := &ix.slots[d]
 		s.live = true
 		live++
 		ix.nameLen[d] = r.byte()
+		switch kind {
+		case 1:
+			ix.prior[d] = int32(r.index(nslots + 1))
+		case 2:
+			ix.prior[d] = -1
+			ix.about++
+		default:
+			r.fail()
+		}
 		s.server = r.string()
 		for k := range s.length {
 			s.length[k] = uint16(min(r.uvarint(), math.MaxUint16))
@@ -178,6 +195,11 @@ func Load(data []byte) (*Index, error) {
 		}
 		if r.err != nil {
 			break
+		}
+		if ix.prior[d] < 0 {
+			for _, t := range s.terms {
+				ix.aboutDF[t.id]++
+			}
 		}
 		ix.byServer[s.server] = append(ix.byServer[s.server], int32(d))
 	}
@@ -199,6 +221,13 @@ func Load(data []byte) (*Index, error) {
 	}
 	for _, d := range ix.free {
 		if r.err == nil && ix.slots[d].live {
+			r.fail()
+		}
+	}
+	// A tool's instructions are a live instructions document of its own
+	// server.
+	for d, p := range ix.prior {
+		if r.err == nil && p > 0 && (ix.prior[p-1] >= 0 || ix.slots[p-1].server != ix.slots[d].server) {
 			r.fail()
 		}
 	}

@@ -73,9 +73,15 @@ func TestLoadRefusesWhatIsNotASnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n := range len(b) {
-		if ix, err := Load(b[:n]); !errors.Is(err, ErrSnapshot) || ix != nil {
-			t.Fatalf("Load of the first %d of %d bytes: %v, %v", n, len(b), ix, err)
+	withInstructions, err := New(twoSchedules(true)).AppendSnapshot(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{b, withInstructions} {
+		for n := range len(b) {
+			if ix, err := Load(b[:n]); !errors.Is(err, ErrSnapshot) || ix != nil {
+				t.Fatalf("Load of the first %d of %d bytes: %v, %v", n, len(b), ix, err)
+			}
 		}
 	}
 	if _, err := Load(append(b[:len(b):len(b)], 0)); !errors.Is(err, ErrSnapshot) {
@@ -94,6 +100,10 @@ func TestLoadRefusesWhatIsNotASnapshot(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	b, err := New(replaceCatalog()).AppendSnapshot(nil)
 	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	if b, err = New(twoSchedules(true)).AppendSnapshot(nil); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(b)
