@@ -91,11 +91,18 @@ func TestConnectsAreBounded(t *testing.T) {
 				held, _, _ := g.counts()
 				return held == 2
 			})
-			// Those waiting for a slot say so.
-			for _, st := range m.Statuses() {
-				if st.State != mcpgate.StateConnecting {
-					t.Errorf("%s is %s while two others connect, want connecting", st.ID, st.State)
+			// Those waiting for a slot say so, once their Connect has been
+			// called (a goroutine each: one may not have started yet).
+			eventually(t, "every server to say connecting while two connect", func() bool {
+				for _, st := range m.Statuses() {
+					if st.State != mcpgate.StateConnecting {
+						return false
+					}
 				}
+				return true
+			})
+			if held, _, _ := g.counts(); held != 2 {
+				t.Errorf("%d connects held while the others wait, want 2", held)
 			}
 			// A connect sends one first request or two (server/discover, then
 			// initialize for a server of the session era): release them one
