@@ -244,6 +244,37 @@ func TestSearchKnowsTheServersProductName(t *testing.T) {
 	}
 }
 
+// TestSearchReadsWhatTheServerSaysOfItself: of two servers with the same
+// tools, a need in the words of one's instructions finds that one's tool
+// first, at either generation; with the instructions alike, the tie keeps
+// the servers' order.
+func TestSearchReadsWhatTheServerSaysOfItself(t *testing.T) {
+	const query = `{"action":"search","query":"echo a text to the on-call rotation","limit":2}`
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			firstHit := func(out string) string {
+				hit, _, _ := strings.Cut(inside(t, out), " — ")
+				return hit
+			}
+			alike := newGateway(t, cfg("north", fake.Start(t, &fake.Options{Versions: []string{version}}).URL),
+				cfg("south", fake.Start(t, &fake.Options{Versions: []string{version}}).URL))
+			if out, _ := run(t, alike, query); firstHit(out) != "north/echo" {
+				t.Fatalf("instructions alike: want north/echo first:\n%s", out)
+			}
+			north := fake.Start(t, &fake.Options{Versions: []string{version}, Instructions: "Class timetables for a university: lectures, teachers and rooms."})
+			south := fake.Start(t, &fake.Options{Versions: []string{version}, Instructions: "On-call rotations and alerting for incident response."})
+			g := newGateway(t, cfg("north", north.URL), cfg("south", south.URL))
+			out, isErr := run(t, g, query)
+			if isErr || firstHit(out) != "south/echo" {
+				t.Errorf("want south/echo first, its server being the on-call one:\n%s", out)
+			}
+			if strings.Contains(out, "rotations") || strings.Contains(out, "timetables") {
+				t.Errorf("the result shows a server's instructions:\n%s", out)
+			}
+		})
+	}
+}
+
 func TestListSearchDescribeCoverPromptsAndResources(t *testing.T) {
 	srv := fake.Start(t, nil)
 	g := newGateway(t, cfg("demo", srv.URL))

@@ -80,7 +80,7 @@ func (c *catalogIndex) update(statuses []manager.Status, byServer map[string][]e
 		key := serverKey(st, len(es))
 		parts = append(parts, st.ID+"="+key)
 		if sd := c.servers[st.ID]; sd == nil || sd.key != key {
-			c.servers[st.ID] = serverDocuments(key, es, st.ServerTitle)
+			c.servers[st.ID] = serverDocuments(key, es, st.ServerTitle, st.ServerInstructions)
 			changed = append(changed, st.ID)
 		}
 	}
@@ -127,17 +127,19 @@ func (c *catalogIndex) update(statuses []manager.Status, byServer map[string][]e
 
 // serverKey identifies the catalog a server's documents are made from:
 // its session (0 for a catalog held without one), the catalog's
-// generation, its title and how many entries were listed.
+// generation, its title and how many entries were listed. The server's
+// instructions are the session's, as its title is.
 func serverKey(st manager.Status, entries int) string {
 	return strconv.FormatUint(st.ConnectionID, 10) + ":" + strconv.FormatUint(st.Generation, 10) + ":" +
 		strconv.Itoa(entries) + ":" + st.ServerTitle
 }
 
 // serverDocuments makes the documents of one server's entries.
-func serverDocuments(key string, es []entry, title string) *serverDocs {
+func serverDocuments(key string, es []entry, title, instructions string) *serverDocs {
 	sd := &serverDocs{key: key}
 	for _, e := range sortedEntries(map[string][]entry{"": es}) {
-		d := search.Doc{Server: e.server, ServerTitle: title, Tool: e.name(), Title: e.title(), Description: e.description()}
+		d := search.Doc{Server: e.server, ServerTitle: title, ServerInstructions: instructions,
+			Tool: e.name(), Title: e.title(), Description: e.description()}
 		switch e.kind {
 		case kindTool:
 			d.Params = search.ParamsOf(e.tool.InputSchema)

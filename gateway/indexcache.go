@@ -53,6 +53,8 @@ func (g *Gateway) indexKey() (key [sha256.Size]byte, ok bool) {
 		h.Write([]byte(id))
 		h.Write(binary.AppendUvarint(nil, uint64(len(st.ServerTitle))))
 		h.Write([]byte(st.ServerTitle))
+		h.Write(binary.AppendUvarint(nil, uint64(len(st.ServerInstructions))))
+		h.Write([]byte(st.ServerInstructions))
 		h.Write(d[:])
 	}
 	h.Sum(key[:0])
@@ -61,7 +63,7 @@ func (g *Gateway) indexKey() (key [sha256.Size]byte, ok bool) {
 
 // cachedIndexMagic starts a kept index; its last byte is the format's
 // version.
-const cachedIndexMagic = "mcpgate gateway index\x00\x01"
+const cachedIndexMagic = "mcpgate gateway index\x00\x02"
 
 // searchCached answers Search from the kept index under key: it ranks
 // with it, then reads the catalogs of only the servers of the hits, and

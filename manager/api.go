@@ -172,9 +172,15 @@ type Status struct {
 	// ProtocolVersion is the negotiated MCP version of the live session.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	// ServerTitle is the product name the live session's server gave in
-	// initialize (title, else name), sanitized; remote text, so for search
-	// and display, never for decisions.
+	// initialize (title, else name), or the one of the stored catalog a
+	// cached status describes; sanitized remote text, so for search and
+	// display, never for decisions.
 	ServerTitle string `json:"-"`
+	// ServerInstructions is what the server said of itself in
+	// initialize (its instructions), as ServerTitle is, cut to 2 KiB;
+	// remote text, for search only: never shown to the model as
+	// instructions, never for decisions.
+	ServerInstructions string `json:"-"`
 	// Diagnostics are bounded, sanitized notes about what the server sent
 	// that was dropped or cut (oversized entries, endless pagination).
 	Diagnostics []string `json:"diagnostics,omitempty"`

@@ -32,6 +32,10 @@ const (
 	version20250326 = "2025-03-26"
 )
 
+// maxInstructions bounds the instructions a server gives of itself, as
+// kept for search: enough for a paragraph on what the server is for.
+const maxInstructions = 2 << 10
+
 // Versions are the protocol versions the manager negotiates with servers,
 // newest first.
 var Versions = []string{version20260728, version20251125, version20250618, version20250326}
@@ -104,7 +108,10 @@ type session struct {
 	gen      generation
 	protocol string
 	title    string // the server's product name, from initialize or discover
-	caps     *mcp.ServerCapabilities
+	// instructions is what the server said of itself in initialize,
+	// sanitized and cut to maxInstructions: remote text, for search only.
+	instructions string
+	caps         *mcp.ServerCapabilities
 
 	// What the session's own requests need: the endpoint, the HTTP client
 	// (our transport), the authorization, the client's identity.
@@ -489,6 +496,7 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	if si := res.ServerInfo; si != nil {
 		sess.title = mcpgate.Sanitize(cmp.Or(si.Title, si.Name), 80)
 	}
+	sess.instructions = mcpgate.Sanitize(res.Instructions, maxInstructions)
 	sess.caps = res.Capabilities
 	if sess.caps == nil {
 		sess.caps = &mcp.ServerCapabilities{}

@@ -401,9 +401,11 @@ func (s *server) status() Status {
 		st.ConnectionID = s.sess.id
 		st.ProtocolVersion = s.sess.protocol
 		st.ServerTitle = s.sess.title
+		st.ServerInstructions = s.sess.instructions
 	}
 	if s.sess == nil && s.heldCountsLocked(&st) {
 		st.Cached, st.CachedAt = true, s.held.fetchedAt
+		st.ServerTitle, st.ServerInstructions = s.held.title, s.held.instructions
 	} else {
 		s.catalog.fill(&st, &s.cfg)
 		// A kind never listed is unknown, not empty: 0 is only said of

@@ -62,7 +62,11 @@ type heldCatalog struct {
 	catalogs
 	url       string
 	fetchedAt time.Time
-	raw       *store.Catalog
+	// title and instructions are what the server said of itself to the
+	// session that listed the catalog, sanitized (again, when read from
+	// the store: it is shared).
+	title, instructions string
+	raw                 *store.Catalog
 	// sum is catalogSum of the stored catalog it was read from, once
 	// StoredDigest took it (nil before, and for a live session's copy).
 	sum *[sha256.Size]byte
@@ -255,6 +259,7 @@ func (m *Manager) loadStored(ctx context.Context, ids []string) {
 		s.mu.Lock()
 		if s.cfg.URL == c.URL && s.sess == nil && s.held == nil {
 			s.held = &heldCatalog{url: c.URL, fetchedAt: c.FetchedAt, raw: c}
+			s.held.about(c)
 			s.persist.loaded, s.persist.generation = c, c.Generation
 		}
 		s.mu.Unlock()
@@ -266,6 +271,7 @@ func (m *Manager) loadStored(ctx context.Context, ids []string) {
 // came from a remote server.
 func decodeCatalog(c *store.Catalog, lim Limits) (*heldCatalog, error) {
 	h := &heldCatalog{url: c.URL, fetchedAt: c.FetchedAt}
+	h.about(c)
 	var err error
 	if h.tools, err = decodeList(c.Tools, lim, validTool); err != nil {
 		return nil, err
@@ -287,6 +293,12 @@ func decodeCatalog(c *store.Catalog, lim Limits) (*heldCatalog, error) {
 		h.m[k].fetched = c.FetchedAt
 	}
 	return h, nil
+}
+
+// about takes what the server said of itself from a stored catalog.
+func (h *heldCatalog) about(c *store.Catalog) {
+	h.title = mcpgate.Sanitize(c.Title, 80)
+	h.instructions = mcpgate.Sanitize(c.Instructions, maxInstructions)
 }
 
 func decodeList[T any](raw json.RawMessage, lim Limits, valid func(*T) error) ([]*T, error) {
@@ -368,8 +380,7 @@ func (s *server) catalogCommittedLocked() {
 	if s.m.opts.Catalogs == nil || s.sess == nil || s.installing != nil {
 		return
 	}
-	h := &heldCatalog{catalogs: s.catalog, url: s.cfg.URL}
-	h.fetchedAt = time.Time{}
+	h := &heldCatalog{catalogs: s.catalog, url: s.cfg.URL, title: s.sess.title, instructions: s.sess.instructions}
 	for k := range numKinds {
 		mi := &h.m[k]
 		mi.stale, mi.invalid, mi.failed, mi.diags = false, false, nil, nil
@@ -416,7 +427,7 @@ func (s *server) writeCatalogs(protocol string) {
 			}
 		}
 		rec := &store.Catalog{Tenant: s.m.opts.Tenant, Server: s.id, URL: h.url, Protocol: protocol,
-			FetchedAt: h.fetchedAt, TTL: ttl,
+			Title: h.title, Instructions: h.instructions, FetchedAt: h.fetchedAt, TTL: ttl,
 			Counts: [4]int{len(h.tools), len(h.prompts), len(h.resources), len(h.templates)}}
 		if l := s.persist.loaded; l != nil && l.Tools != nil {
 			s.persist.sum, s.persist.loaded = catalogSum(l), nil

@@ -117,6 +117,46 @@ func toolNamesOf(t *testing.T, srv *fake.Server) []string {
 	return toolNames(t, m, "s")
 }
 
+// TestStoredCatalogSaysWhatTheServerSaidOfItself: the title and
+// instructions a server gave the session that listed its catalog are
+// stored with it, sanitized, and a status from the stored catalog says
+// them as the live one did, for search to rank alike.
+func TestStoredCatalogSaysWhatTheServerSaidOfItself(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			srv := fake.Start(t, &fake.Options{Versions: []string{version},
+				Instructions: "On-call rotations\nand alerting.\x1b[31m Key: Bearer abcdefghijklmnopqrstuvwxyz0123456789"})
+			st := catalogStore(t)
+			live, err := New([]mcpgate.ServerConfig{cfg("s", srv.URL)}, &Options{Catalogs: st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer live.Close()
+			if _, err := live.Tools(ctxT(t, 10*time.Second), "s"); err != nil {
+				t.Fatal(err)
+			}
+			was := mustStatus(t, live, "s")
+			if was.ServerTitle != "Fake MCP server" || !strings.HasPrefix(was.ServerInstructions, "On-call rotations and alerting.") ||
+				strings.Contains(was.ServerInstructions, "\x1b") || strings.Contains(was.ServerInstructions, "abcdefghij") {
+				t.Fatalf("live status: title %q, instructions %q", was.ServerTitle, was.ServerInstructions)
+			}
+			live.Close() // waits for the catalog's write
+			c, err := st.GetCatalog(ctxT(t, 5*time.Second), "", "s")
+			if err != nil || c.Title != was.ServerTitle || c.Instructions != was.ServerInstructions {
+				t.Fatalf("stored: %+v, %v", c, err)
+			}
+			m := newManager(t, &Options{Catalogs: st}, cfg("s", srv.URL))
+			got := mustStatus(t, m, "s")
+			if !got.Cached || got.ServerTitle != was.ServerTitle || got.ServerInstructions != was.ServerInstructions {
+				t.Errorf("status from the stored catalog: cached %v, title %q, instructions %q; the live one said %q, %q",
+					got.Cached, got.ServerTitle, got.ServerInstructions, was.ServerTitle, was.ServerInstructions)
+			}
+		})
+	}
+}
+
 func TestStoredCatalogOfAnotherURLIsIgnored(t *testing.T) {
 	t.Parallel()
 	old := fake.Start(t, nil)

@@ -32,11 +32,16 @@ type Catalog struct {
 	// URL is not the server's configured URL must not be used.
 	URL string
 	// Protocol is the MCP version the listing session negotiated.
-	Protocol  string
-	Tools     json.RawMessage
-	Prompts   json.RawMessage
-	Resources json.RawMessage
-	Templates json.RawMessage
+	Protocol string
+	// Title and Instructions are what the server said of itself to the
+	// listing session (initialize's or server/discover's title, else
+	// name, and instructions), sanitized; remote text, for search and
+	// display.
+	Title, Instructions string
+	Tools               json.RawMessage
+	Prompts             json.RawMessage
+	Resources           json.RawMessage
+	Templates           json.RawMessage
 	// Counts are how many entries the lists hold (tools, prompts,
 	// resources, templates), so that a process can say so without
 	// decoding them.
@@ -55,11 +60,11 @@ type Catalog struct {
 	Sum [sha256.Size]byte
 }
 
-// ContentSum identifies the catalog's content: its URL and lists, a list
-// never loaded (nil) apart from an empty one.
+// ContentSum identifies the catalog's content: its URL, lists, title and
+// instructions, a list never loaded (nil) apart from an empty one.
 func (c *Catalog) ContentSum() [sha256.Size]byte {
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(c.URL), c.Tools, c.Prompts, c.Resources, c.Templates} {
+	for _, part := range [][]byte{[]byte(c.URL), c.Tools, c.Prompts, c.Resources, c.Templates, []byte(c.Title), []byte(c.Instructions)} {
 		var n [8]byte
 		for i, l := 0, len(part); i < 8; i, l = i+1, l>>8 {
 			n[i] = byte(l)

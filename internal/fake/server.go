@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -49,6 +50,9 @@ type Options struct {
 	// ([Server.Tally]) and answers the key: how a soak tells a lost call
 	// from one run twice.
 	Tally bool
+	// Instructions, when set, are what initialize (and server/discover)
+	// says of the server instead of the fake's own.
+	Instructions string
 
 	// OAuth protection (see protected.go). Auth, when set, requires on every
 	// request a live access token that Auth issued for exactly this server's
@@ -169,8 +173,8 @@ func newServer(opts *Options) (*Server, error) {
 		return nil, err
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake", Title: "Fake MCP server", Version: "1.0.0"}, &mcp.ServerOptions{
-		Instructions: "A fake MCP server for mcpgate's tests and demo. " +
-			"Try echo, add, slow, fail, ask and big; the prompts greet and summarize; the resources fake://readme and fake://data.json.",
+		Instructions: cmp.Or(s.opts.Instructions, "A fake MCP server for mcpgate's tests and demo. "+
+			"Try echo, add, slow, fail, ask and big; the prompts greet and summarize; the resources fake://readme and fake://data.json."),
 		GetSessionID:              s.issueSessionID,
 		SupportedProtocolVersions: s.opts.Versions,
 	})

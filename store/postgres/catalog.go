@@ -15,9 +15,9 @@ import (
 var _ store.CatalogStore = (*Store)(nil)
 
 const (
-	catalogCols = `tenant, server, url, protocol, tools, prompts, resources, templates, counts, fetched_at, ttl, generation, sum`
+	catalogCols = `tenant, server, url, protocol, tools, prompts, resources, templates, counts, fetched_at, ttl, generation, sum, title, instructions`
 	// summaryCols are catalogCols without the lists.
-	summaryCols = `tenant, server, url, protocol, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, counts, fetched_at, ttl, generation, sum`
+	summaryCols = `tenant, server, url, protocol, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, counts, fetched_at, ttl, generation, sum, title, instructions`
 )
 
 // PutCatalog implements [store.CatalogStore]; the write is announced as a
@@ -32,14 +32,14 @@ func (s *Store) PutCatalog(ctx context.Context, c *store.Catalog) error {
 	sum := c.ContentSum()
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO catalogs (`+catalogCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 			ON CONFLICT (tenant, server) DO UPDATE SET
 				url = EXCLUDED.url, protocol = EXCLUDED.protocol, tools = EXCLUDED.tools,
 				prompts = EXCLUDED.prompts, resources = EXCLUDED.resources, templates = EXCLUDED.templates,
 				counts = EXCLUDED.counts, fetched_at = EXCLUDED.fetched_at, ttl = EXCLUDED.ttl, generation = EXCLUDED.generation,
-				sum = EXCLUDED.sum`,
+				sum = EXCLUDED.sum, title = EXCLUDED.title, instructions = EXCLUDED.instructions`,
 			c.Tenant, c.Server, c.URL, c.Protocol, list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates), store.EncodeCounts(c.Counts),
-			ts(c.FetchedAt), int64(c.TTL), int64(c.Generation), sum[:])
+			ts(c.FetchedAt), int64(c.TTL), int64(c.Generation), sum[:], c.Title, c.Instructions)
 		if err != nil {
 			return fmt.Errorf("putting catalog: %w", err)
 		}
@@ -90,7 +90,7 @@ func scanCatalog(row pgx.CollectableRow) (*store.Catalog, error) {
 		fetched         *time.Time
 		ttl, generation int64
 	)
-	if err := row.Scan(&c.Tenant, &c.Server, &c.URL, &c.Protocol, &t, &p, &r, &tm, &cnt, &fetched, &ttl, &generation, &sum); err != nil {
+	if err := row.Scan(&c.Tenant, &c.Server, &c.URL, &c.Protocol, &t, &p, &r, &tm, &cnt, &fetched, &ttl, &generation, &sum, &c.Title, &c.Instructions); err != nil {
 		return nil, err
 	}
 	c.Sum = store.SumOf(sum)

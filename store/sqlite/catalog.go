@@ -12,10 +12,10 @@ import (
 )
 
 const (
-	catalogCols = `tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum, tools, prompts, resources, templates`
+	catalogCols = `tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum, title, instructions, tools, prompts, resources, templates`
 	// summaryCols are catalogCols without the lists: the columns of the
 	// index catalogs_summary, all a listing reads.
-	summaryCols = `tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum, NULL, NULL, NULL, NULL`
+	summaryCols = `tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum, title, instructions, NULL, NULL, NULL, NULL`
 )
 
 // PutCatalog implements [store.CatalogStore].
@@ -29,14 +29,14 @@ func (s *Store) PutCatalog(ctx context.Context, c *store.Catalog) error {
 	sum := c.ContentSum()
 	return s.write(ctx, func(t *tx) error {
 		_, err := t.conn.ExecContext(t.ctx, `INSERT INTO catalogs (`+catalogCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, server) DO UPDATE SET
 				url = excluded.url, protocol = excluded.protocol, tools = excluded.tools,
 				prompts = excluded.prompts, resources = excluded.resources, templates = excluded.templates,
 				counts = excluded.counts, fetched_at = excluded.fetched_at, ttl = excluded.ttl, generation = excluded.generation,
-				sum = excluded.sum`,
+				sum = excluded.sum, title = excluded.title, instructions = excluded.instructions`,
 			c.Tenant, c.Server, c.URL, c.Protocol, store.EncodeCounts(c.Counts), micros(c.FetchedAt), int64(c.TTL), int64(c.Generation),
-			sum[:], list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates))
+			sum[:], c.Title, c.Instructions, list(c.Tools), list(c.Prompts), list(c.Resources), list(c.Templates))
 		if err != nil {
 			return fmt.Errorf("putting catalog: %w", err)
 		}
@@ -101,7 +101,7 @@ func scanCatalog(row interface{ Scan(...any) error }) (*store.Catalog, error) {
 		fetched         sql.Null[int64]
 		ttl, generation int64
 	)
-	if err := row.Scan(&c.Tenant, &c.Server, &c.URL, &c.Protocol, &cnt, &fetched, &ttl, &generation, &sum, &t, &p, &r, &tm); err != nil {
+	if err := row.Scan(&c.Tenant, &c.Server, &c.URL, &c.Protocol, &cnt, &fetched, &ttl, &generation, &sum, &c.Title, &c.Instructions, &t, &p, &r, &tm); err != nil {
 		return nil, err
 	}
 	c.Sum = store.SumOf(sum)

@@ -300,6 +300,15 @@ ALTER TABLE catalogs ADD COLUMN sum BLOB;
 DROP INDEX catalogs_summary;
 CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum);
 `,
+	// What the server said of itself to the listing session
+	// (store.Catalog.Title and Instructions), '' in rows written before;
+	// listed with the rest, so the summary index holds them too.
+	`
+ALTER TABLE catalogs ADD COLUMN title TEXT NOT NULL DEFAULT '';
+ALTER TABLE catalogs ADD COLUMN instructions TEXT NOT NULL DEFAULT '';
+DROP INDEX catalogs_summary;
+CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum, title, instructions);
+`,
 }
 
 // schema is what migrations build, written as it stands, for a new
@@ -397,9 +406,11 @@ CREATE TABLE catalogs (
 	resources  BLOB,
 	templates  BLOB,
 	sum        BLOB,             -- store.Catalog.Sum
+	title        TEXT NOT NULL DEFAULT '',
+	instructions TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (tenant, server)
 ) STRICT;
-CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum);
+CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum, title, instructions);
 `
 
 // migrate switches the database to WAL and applies the migrations it has

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -369,12 +370,13 @@ func TestOpenDoesNotWaitForAWriter(t *testing.T) {
 func TestCredentialsFromOlderSchemas(t *testing.T) {
 	// What each schema version added, newest first, and how to take it
 	// away again.
-	added := []string{"catalogs_sum", "catalogs_summary", "catalogs", "step_up_at", "dpop_key"}
+	added := []string{"catalogs_about", "catalogs_sum", "catalogs_summary", "catalogs", "step_up_at", "dpop_key"}
 	undo := map[string]string{
+		"catalogs_about": undoCatalogsAbout,
 		"catalogs_sum": "DROP INDEX catalogs_summary; CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts, fetched_at, ttl, generation); " +
 			"ALTER TABLE catalogs DROP COLUMN sum",
 		"catalogs_summary": "DROP INDEX catalogs_summary", "catalogs": "DROP TABLE catalogs"}
-	for back := 3; back <= len(added); back++ {
+	for back := 4; back <= len(added); back++ {
 		t.Run(strings.Join(added[:back], "+"), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "mcpgate.db")
 			s := open(t, path, sealer(t, 1))
@@ -383,11 +385,6 @@ func TestCredentialsFromOlderSchemas(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.Close()
-			db := raw(t, path)
-			var v int
-			if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
-				t.Fatal(err)
-			}
 			// What the schema back versions ago had.
 			var qs []string
 			for _, what := range added[:back] {
@@ -397,13 +394,7 @@ func TestCredentialsFromOlderSchemas(t *testing.T) {
 				}
 				qs = append(qs, q)
 			}
-			qs = append(qs, fmt.Sprintf("PRAGMA user_version = %d", v-back))
-			for _, q := range qs {
-				if _, err := db.Exec(q); err != nil {
-					t.Fatal(err)
-				}
-			}
-			db.Close()
+			rollBack(t, path, back, qs...)
 			got, err := open(t, path, sealer(t, 1)).GetCredential(t.Context(), "", "a")
 			if err != nil {
 				t.Fatal(err)
@@ -412,6 +403,56 @@ func TestCredentialsFromOlderSchemas(t *testing.T) {
 				t.Errorf("credential from before the migration: DPoP key %q, step-up at %v", got.DPoPKey, got.StepUpAt)
 			}
 		})
+	}
+}
+
+// rollBack makes the closed database at path as it was back schema
+// versions ago: it runs undo, then sets the version.
+func rollBack(t *testing.T, path string, back int, undo ...string) {
+	t.Helper()
+	db := raw(t, path)
+	defer db.Close()
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(undo, fmt.Sprintf("PRAGMA user_version = %d", v-back)) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// undoCatalogsAbout takes the catalogs' title and instructions away, as
+// the schema was before them.
+const undoCatalogsAbout = "DROP INDEX catalogs_summary; " +
+	"CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts, fetched_at, ttl, generation, sum); " +
+	"ALTER TABLE catalogs DROP COLUMN title; ALTER TABLE catalogs DROP COLUMN instructions"
+
+// TestCatalogFromBeforeTitles: a catalog stored before catalogs kept the
+// server's title and instructions opens, migrated, with both empty and
+// the rest as stored, and is listed so too.
+func TestCatalogFromBeforeTitles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpgate.db")
+	s := open(t, path, sealer(t, 1))
+	c := &store.Catalog{Server: "a", URL: "https://a.example/mcp", Protocol: "2025-11-25", Title: "A", Instructions: "About a.",
+		Tools: json.RawMessage(`[{"name":"t","inputSchema":{"type":"object"}}]`), Counts: [4]int{1, 0, 0, 0}}
+	if err := s.PutCatalog(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	rollBack(t, path, 1, undoCatalogsAbout)
+	s = open(t, path, sealer(t, 1))
+	got, err := s.GetCatalog(t.Context(), "", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title != "" || got.Instructions != "" || string(got.Tools) != string(c.Tools) || got.URL != c.URL {
+		t.Errorf("catalog from before: title %q, instructions %q, tools %s, URL %s", got.Title, got.Instructions, got.Tools, got.URL)
+	}
+	list, err := s.Catalogs(t.Context(), "")
+	if err != nil || len(list) != 1 || list[0].Title != "" {
+		t.Errorf("listed: %v, %v", list, err)
 	}
 }
 

@@ -15,18 +15,20 @@ import (
 // back (its Sum the store's).
 func sampleCatalog(tenant, server string) *store.Catalog {
 	c := &store.Catalog{
-		Tenant:     tenant,
-		Server:     server,
-		URL:        "https://" + server + ".example/mcp",
-		Protocol:   "2026-07-28",
-		Tools:      json.RawMessage(`[{"name":"search","inputSchema":{"type":"object"}}]`),
-		Prompts:    json.RawMessage(`[{"name":"summary"}]`),
-		Resources:  json.RawMessage(`[{"uri":"docs://readme","name":"readme"}]`),
-		Templates:  json.RawMessage(`[{"uriTemplate":"docs://{page}","name":"page"}]`),
-		Counts:     [4]int{1, 1, 1, 1},
-		FetchedAt:  at(0),
-		TTL:        90 * time.Second,
-		Generation: 7,
+		Tenant:       tenant,
+		Server:       server,
+		URL:          "https://" + server + ".example/mcp",
+		Protocol:     "2026-07-28",
+		Title:        "Docs",
+		Instructions: "Search and read the product documentation of " + server + ".",
+		Tools:        json.RawMessage(`[{"name":"search","inputSchema":{"type":"object"}}]`),
+		Prompts:      json.RawMessage(`[{"name":"summary"}]`),
+		Resources:    json.RawMessage(`[{"uri":"docs://readme","name":"readme"}]`),
+		Templates:    json.RawMessage(`[{"uriTemplate":"docs://{page}","name":"page"}]`),
+		Counts:       [4]int{1, 1, 1, 1},
+		FetchedAt:    at(0),
+		TTL:          90 * time.Second,
+		Generation:   7,
 	}
 	c.Sum = c.ContentSum()
 	return c
@@ -54,10 +56,16 @@ func testCatalog(t *testing.T, s store.CatalogStore) {
 	next.URL, next.Protocol, next.Generation = "https://docs.example/v2/mcp", "2025-11-25", 8
 	next.Tools, next.Prompts, next.Resources, next.Templates = json.RawMessage(`[]`), nil, json.RawMessage(`[]`), nil
 	next.TTL, next.Counts = 0, [4]int{0, 0, 0, 0}
+	next.Title, next.Instructions = "Docs v2", ""
 	check(t, s.PutCatalog(ctx, next))
 	next.Sum = next.ContentSum()
 	if next.Sum == want.Sum {
 		t.Fatal("two catalogs of other lists have one content sum")
+	}
+	other := sampleCatalog("", "docs")
+	other.Instructions += " Answers in French."
+	if other.ContentSum() == sampleCatalog("", "docs").ContentSum() {
+		t.Error("two catalogs of other instructions have one content sum")
 	}
 	got, err = s.GetCatalog(ctx, "", "docs")
 	check(t, err)
