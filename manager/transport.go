@@ -508,6 +508,11 @@ func keepConnection(req *http.Request) (*http.Request, *keepAlive) {
 			cancel()
 		}
 	})
+	if parent.Err() != nil {
+		// AfterFunc of an ended context runs in a goroutine of its own,
+		// perhaps after the request went out; it must not go out.
+		cancel()
+	}
 	return req.WithContext(ctx), k
 }
 
