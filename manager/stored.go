@@ -62,6 +62,10 @@ type heldCatalog struct {
 	catalogs
 	url       string
 	fetchedAt time.Time
+	// stored is the store's sum of the catalog it was read from
+	// (store.Catalog.Sum), zero for a live session's copy or when the
+	// store kept none: how TakeStoredCatalog tells the store's is another.
+	stored [sha256.Size]byte
 	// title and instructions are what the server said of itself to the
 	// session that listed the catalog, sanitized (again, when read from
 	// the store: it is shared).
@@ -78,6 +82,7 @@ type heldCatalog struct {
 func (s *server) heldCountsLocked(st *Status) bool {
 	if h := s.held; h != nil && h.raw != nil && len(s.cfg.DisabledTools) == 0 {
 		st.Tools, st.Prompts, st.Resources, st.Templates = h.raw.Counts[0], h.raw.Counts[1], h.raw.Counts[2], h.raw.Counts[3]
+		st.Generation = h.generation
 		return true
 	}
 	if !s.decodedLocked() {
@@ -107,7 +112,7 @@ func (s *server) decodedLocked() bool {
 		s.held = nil
 		return false
 	}
-	d.sum = h.sum
+	d.sum, d.generation = h.sum, h.generation
 	s.held = d
 	return true
 }
@@ -137,6 +142,50 @@ func (s *server) storedListsLocked() *store.Catalog {
 	}
 	h.raw = full
 	return full
+}
+
+// TakeStoredCatalog has server id answer from the catalog the store holds
+// now, when it answers from a stored catalog and the store's is another:
+// another process listed the server since (a replica of the hosted
+// gateway, which the store's change notices tell). A server with a live
+// session keeps its own catalog, and one the store holds of another URL,
+// or older than Options.CatalogMaxAge, is not taken. The status's
+// Generation changes, and OnStateChange is called, when it is taken.
+func (m *Manager) TakeStoredCatalog(ctx context.Context, id string) error {
+	s, err := m.server(id)
+	if err != nil || m.opts.Catalogs == nil {
+		return err
+	}
+	s.mu.Lock()
+	live := s.sess != nil
+	s.mu.Unlock()
+	if live {
+		return nil
+	}
+	c, err := m.opts.Catalogs.GetCatalog(ctx, m.opts.Tenant, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	h := s.held
+	if s.sess != nil || c.URL != s.cfg.URL || m.now().Sub(c.FetchedAt) > m.opts.CatalogMaxAge ||
+		(h != nil && h.stored != [sha256.Size]byte{} && h.stored == c.Sum) {
+		s.mu.Unlock()
+		return nil
+	}
+	next := &heldCatalog{url: c.URL, fetchedAt: c.FetchedAt, raw: c}
+	next.about(c)
+	if h != nil {
+		next.generation = h.generation + 1
+	}
+	s.held = next
+	s.persist.loaded, s.persist.generation = c, c.Generation
+	s.mu.Unlock()
+	s.notify()
+	return nil
 }
 
 // StoredDigest returns, while server id answers reads from a stored
@@ -297,6 +346,7 @@ func decodeCatalog(c *store.Catalog, lim Limits) (*heldCatalog, error) {
 
 // about takes what the server said of itself from a stored catalog.
 func (h *heldCatalog) about(c *store.Catalog) {
+	h.stored = c.Sum
 	h.title = mcpgate.Sanitize(c.Title, 80)
 	h.instructions = mcpgate.Sanitize(c.Instructions, maxInstructions)
 }

@@ -52,7 +52,11 @@ func listedOnce(t *testing.T, st store.CatalogStore, c mcpgate.ServerConfig) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	defer m.Close() // waits for the catalog's write
+	// Connected, so a catalog stored before is listed again, not read.
+	if err := m.Connect(ctxT(t, 10*time.Second), c.ID); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := m.Tools(ctxT(t, 10*time.Second), c.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +158,61 @@ func TestStoredCatalogSaysWhatTheServerSaidOfItself(t *testing.T) {
 					got.Cached, got.ServerTitle, got.ServerInstructions, was.ServerTitle, was.ServerInstructions)
 			}
 		})
+	}
+}
+
+// TestTakeStoredCatalogFromAnotherProcess: a manager answering from a
+// stored catalog takes the one another process stored since, without
+// connecting: its reads, counts and generation change and OnStateChange
+// says so; the same catalog again changes nothing, and a server with a
+// live session keeps its own.
+func TestTakeStoredCatalogFromAnotherProcess(t *testing.T) {
+	t.Parallel()
+	srv := fake.Start(t, nil)
+	st := catalogStore(t)
+	listedOnce(t, st, cfg("s", srv.URL))
+	var changes atomic.Int64
+	m := newManager(t, &Options{Catalogs: st, OnStateChange: func(Status) { changes.Add(1) }}, cfg("s", srv.URL))
+	before := toolNames(t, m, "s")
+	was := mustStatus(t, m, "s")
+
+	srv.AddTool("announce", "Announces a text.")
+	listedOnce(t, st, cfg("s", srv.URL)) // another process
+	connects := srv.Connects()
+	ctx := ctxT(t, 10*time.Second)
+	if err := m.TakeStoredCatalog(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	now := mustStatus(t, m, "s")
+	if !now.Cached || now.Tools != was.Tools+1 || now.Generation == was.Generation || changes.Load() == 0 {
+		t.Errorf("after taking the new catalog: cached %v, %d tools (before %d), generation %d (before %d), %d changes said",
+			now.Cached, now.Tools, was.Tools, now.Generation, was.Generation, changes.Load())
+	}
+	if got := toolNames(t, m, "s"); len(got) != len(before)+1 || !slices.Contains(got, "announce") {
+		t.Errorf("tools after taking the new catalog: %v", got)
+	}
+	if c := srv.Connects(); c != connects {
+		t.Errorf("taking the stored catalog connected %d times", c-connects)
+	}
+	said := changes.Load()
+	if err := m.TakeStoredCatalog(ctx, "s"); err != nil || changes.Load() != said || mustStatus(t, m, "s").Generation != now.Generation {
+		t.Errorf("taking the same catalog again: %v, changes %d → %d", err, said, changes.Load())
+	}
+
+	// Live: the session's catalog stays.
+	if err := m.Connect(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	srv.RemoveTool("announce")
+	listedOnce(t, st, cfg("s", srv.URL))
+	if err := m.TakeStoredCatalog(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if st := mustStatus(t, m, "s"); st.Cached || st.State != mcpgate.StateReady {
+		t.Errorf("a live server after TakeStoredCatalog: cached %v, %s", st.Cached, st.State)
+	}
+	if err := m.TakeStoredCatalog(ctx, "nope"); err == nil {
+		t.Error("TakeStoredCatalog of an unknown server succeeded")
 	}
 }
 

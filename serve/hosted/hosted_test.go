@@ -560,7 +560,41 @@ func TestAPersonsCatalogsFollowThemAcrossReplicas(t *testing.T) {
 	if out := mustGW(t, viaB, map[string]any{"action": "list", "server": "open"}); !strings.Contains(out, "open/echo") {
 		t.Errorf("list through B with the server down: %q", out)
 	}
-	if got := mustGW(t, viaB, map[string]any{"action": "status", "server": "open"}); strings.Contains(got, "open: ready") || !strings.Contains(got, "cached") {
-		t.Errorf("B's status of a server it never reached: %q", got)
+	was := mustGW(t, viaB, map[string]any{"action": "status", "server": "open"})
+	if strings.Contains(was, "open: ready") || !strings.Contains(was, "cached") {
+		t.Errorf("B's status of a server it never reached: %q", was)
+	}
+
+	// The server comes back with one tool more, and A lists it: B, still
+	// answering from the stored catalog, takes the new one from the store
+	// (its change notice), without connecting.
+	if err := c.open.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	c.open.AddTool("announce", "Announces a text.")
+	connects := c.open.Connects()
+	viaA := c.host(a.URL, key)
+	mustGW(t, viaA, map[string]any{"action": "reconnect", "server": "open"})
+	if out := mustGW(t, viaA, map[string]any{"action": "list", "server": "open"}); !strings.Contains(out, "open/announce") {
+		t.Fatalf("list through A after the server came back: %q", out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		got := mustGW(t, viaB, map[string]any{"action": "status", "server": "open"})
+		if got != was {
+			if !strings.Contains(got, "cached") || strings.Contains(got, "open: ready") {
+				t.Fatalf("B's status changed, but not to the stored catalog: %q", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B's status did not follow the catalog A stored: %q", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out := mustGW(t, viaB, map[string]any{"action": "list", "server": "open"}); !strings.Contains(out, "open/announce") {
+		t.Errorf("list through B after A stored the new catalog: %q", out)
+	}
+	if n := c.open.Connects() - connects; n != 1 {
+		t.Errorf("%d connects to the server after it came back, want A's one", n)
 	}
 }

@@ -17,7 +17,9 @@ const recheckTimeout = 30 * time.Second
 // gateway closes. A credential that appeared (a sign-in finished on
 // another replica) or went away (a logout there, a sign-in the
 // authorization server ended) is rechecked in every workspace that uses
-// it; a lost connection to the store (an empty Kind) rechecks everything.
+// it; a catalog another replica stored is taken by every workspace that
+// answers from the stored one (manager.TakeStoredCatalog); a lost
+// connection to the store (an empty Kind) rechecks everything.
 func (g *Gateway) watch(w store.Watcher) {
 	for g.ctx.Err() == nil {
 		err := w.Watch(g.ctx, g.changed)
@@ -49,6 +51,11 @@ func (g *Gateway) changed(c store.Change) {
 		for _, ws := range g.spaces.matching(func(ws *workspace) bool { return ws.ownerOf(c.Server) == c.Tenant }) {
 			ws.recheck(c.Server)
 		}
+	case store.ChangeCatalog:
+		// A person's catalogs are stored under their own owner key.
+		for _, ws := range g.spaces.matching(func(ws *workspace) bool { return ws.owner == c.Tenant }) {
+			ws.takeCatalog(c.Server)
+		}
 	case "":
 		for _, ws := range g.spaces.matching(func(*workspace) bool { return true }) {
 			for _, s := range ws.tenant.Servers {
@@ -58,6 +65,24 @@ func (g *Gateway) changed(c store.Change) {
 			}
 		}
 	}
+}
+
+// takeCatalog has the workspace's manager take the server's stored
+// catalog, in the background: it does so only while the server answers
+// from a stored one (another replica listed it), and reads only the store.
+func (ws *workspace) takeCatalog(id string) {
+	if _, ok := ws.tenant.Server(id); !ok {
+		return
+	}
+	ws.g.wg.Add(1)
+	go func() {
+		defer ws.g.wg.Done()
+		ctx, cancel := context.WithTimeout(ws.g.ctx, recheckTimeout)
+		defer cancel()
+		if err := ws.m.TakeStoredCatalog(ctx, id); err != nil && ws.g.ctx.Err() == nil {
+			ws.g.opts.Logger.Warn("taking a catalog another replica stored", "server", id, "error", mcpgate.Sanitize(err.Error(), 300))
+		}
+	}()
 }
 
 // recheck makes the server's state agree with its credential in the
