@@ -28,7 +28,7 @@ func TestCallTimesOut(t *testing.T) {
 	t.Parallel()
 	srv := fake.Start(t, nil)
 	c := cfg("s", srv.URL)
-	c.Timeout = 200 * time.Millisecond
+	c.Timeout = time.Second
 	m := newManager(t, nil, c)
 	// Connected first, so the timeout is the call's alone: on a loaded
 	// machine a connect could take it all, and the call would never be
@@ -37,6 +37,7 @@ func TestCallTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
+	calls := srv.Requests("tools/call")
 	_, err := m.CallTool(ctxT(t, 10*time.Second), "s", "slow", raw(`{"seconds":30}`), nil)
 	if !errors.Is(err, mcpgate.ErrTimeout) {
 		t.Fatalf("slow call: %v, want a timeout", err)
@@ -44,8 +45,14 @@ func TestCallTimesOut(t *testing.T) {
 	if time.Since(start) > 10*time.Second {
 		t.Errorf("timeout took %v", time.Since(start))
 	}
-	// The server learns of it through notifications/cancelled.
-	eventually(t, "server saw the cancellation", func() bool { return len(srv.Cancellations()) == 1 })
+	// The server learns of it through notifications/cancelled, when the
+	// call reached it: on a loaded machine the deadline can pass before
+	// the call is sent, and then it is not sent at all.
+	if srv.Requests("tools/call") > calls {
+		eventually(t, "server saw the cancellation", func() bool { return len(srv.Cancellations()) == 1 })
+	} else {
+		t.Log("the deadline passed before the call was sent")
+	}
 	if st := mustStatus(t, m, "s"); st.State != mcpgate.StateReady {
 		t.Errorf("a timed-out call hurt the session: %s", st.State)
 	}
