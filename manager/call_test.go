@@ -175,6 +175,7 @@ func TestStandaloneStream(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{fake.GetStreamHang, fake.GetStreamClose, fake.GetStream405} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			h := fake.StartHostile(t, fake.HostileOptions{GetStream: mode, Sessions: true})
 			m := newManager(t, &Options{ConnectTimeout: 6 * time.Second}, cfg("s", h.URL))
 			start := time.Now()

@@ -121,9 +121,9 @@ func TestServeOverStdio(t *testing.T) {
 		t.Fatalf("a forged end marker escaped:\n%s", out)
 	}
 
-	out, isErr = gatewayCall(t, cs, `{"action":"call","server":"demo","tool":"big","arguments":{"bytes":5242880}}`)
+	out, isErr = gatewayCall(t, cs, `{"action":"call","server":"demo","tool":"big","arguments":{"bytes":1048576}}`)
 	if isErr || len(out) > 32<<10 || !strings.Contains(out, "[truncated: showing") {
-		t.Fatalf("5 MB result: %d bytes, truncation notice present: %v", len(out), strings.Contains(out, "[truncated"))
+		t.Fatalf("1 MiB result: %d bytes, truncation notice present: %v", len(out), strings.Contains(out, "[truncated"))
 	}
 
 	out, isErr = gatewayCall(t, cs, `{"action":"call","server":"bad","tool":"ping"}`)
