@@ -15,15 +15,20 @@ import (
 // BenchmarkServeInProcess runs `mcpgate serve` (and --direct) in this
 // process over pipes, so that a call's own work can be profiled with the
 // rest of the path (host, gateway, manager, the fake server); the host
-// speaks 2025-11-25, or 2026-07-28 in gateway-2026:
+// speaks 2025-11-25, or 2026-07-28 in gateway-2026; in
+// direct-session-era the server speaks only the session era:
 //
 //	go test -run '^$' -bench ServeInProcess -benchmem -cpuprofile cpu.out -memprofile mem.out ./internal/cli/
 //
 // BenchmarkServeCallLatency measures the real thing, a separate process.
 func BenchmarkServeInProcess(b *testing.B) {
-	for _, mode := range []string{"direct", "gateway", "gateway-2026"} {
+	for _, mode := range []string{"direct", "direct-session-era", "gateway", "gateway-2026"} {
 		b.Run(mode, func(b *testing.B) {
-			srv := fake.Start(b, nil)
+			var opts *fake.Options
+			if mode == "direct-session-era" {
+				opts = &fake.Options{Versions: fake.SessionEra}
+			}
+			srv := fake.Start(b, opts)
 			dir := b.TempDir()
 			cfg, data := filepath.Join(dir, "c.json"), filepath.Join(dir, "d")
 			env := map[string]string{"HOME": dir, "MCPGATE_KEYRING": "off", "MCPGATE_SECRET_KEY": base64.StdEncoding.EncodeToString(make([]byte, 32))}
@@ -37,7 +42,7 @@ func BenchmarkServeInProcess(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			args := []string{"--config", cfg, "--data-dir", data, "serve"}
-			if mode == "direct" {
+			if strings.HasPrefix(mode, "direct") {
 				args = append(args, "--direct")
 			}
 			go func() {
@@ -54,7 +59,7 @@ func BenchmarkServeInProcess(b *testing.B) {
 				b.Fatal(err)
 			}
 			name, callArgs := "mcp__demo__echo", any(map[string]any{"text": "ping"})
-			if mode != "direct" {
+			if !strings.HasPrefix(mode, "direct") {
 				name, callArgs = "mcp", map[string]any{"action": "call", "server": "demo", "tool": "echo", "arguments": map[string]any{"text": "ping"}}
 			}
 			for range 20 {
