@@ -302,7 +302,13 @@ func (f *Front) serveCall(ctx context.Context, hr hostRequest, server string, op
 		c.attach(ctx, hr)
 		defer c.detach()
 		defer f.register(c)()
-		return f.recovered(func() (any, error) { return op(ctx, c.options()) })
+		opts := c.options()
+		if hr.token == nil {
+			// Nobody to tell: the one request this call serves asked for
+			// no progress, so the server is not asked for any either.
+			opts.Progress = nil
+		}
+		return f.recovered(func() (any, error) { return op(ctx, opts) })
 	}
 	var c *call
 	if hr.state != "" {

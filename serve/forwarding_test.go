@@ -64,6 +64,17 @@ func TestProgressReachesTheHost(t *testing.T) {
 				}
 			}
 			mu.Unlock()
+
+			// A call whose host asked for no progress asks the server for
+			// none: a token nobody reads costs the server work per call.
+			delete(params.Meta, "progressToken")
+			res, err = r.cs.CallTool(ctx10(t), params)
+			if err != nil || res.IsError || len(res.Content) != 1 {
+				t.Fatalf("direct=%v, no token: %v %+v", direct, err, res)
+			}
+			if tc, ok := res.Content[0].(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "counted, nobody asked for progress") {
+				t.Errorf("direct=%v: a call without a progress token reached the server with one: %+v", direct, res.Content[0])
+			}
 		}
 	})
 }

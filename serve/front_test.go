@@ -42,11 +42,13 @@ func catalog(s *mcp.Server) {
 		})
 	s.AddTool(&mcp.Tool{Name: "count", Description: "Counts to three, reporting progress.", InputSchema: obj(`{}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if tok := req.Params.GetProgressToken(); tok != nil {
-				for i := 1; i <= 3; i++ {
-					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d\x1b[31m", i)})
-					time.Sleep(20 * time.Millisecond) // as work between steps would (see chatty)
-				}
+			tok := req.Params.GetProgressToken()
+			if tok == nil {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "counted, nobody asked for progress"}}}, nil
+			}
+			for i := 1; i <= 3; i++ {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d\x1b[31m", i)})
+				time.Sleep(20 * time.Millisecond) // as work between steps would (see chatty)
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "counted"}}}, nil
 		})
