@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
@@ -519,11 +520,98 @@ func (msg *rpcMessage) callResult() (*mcp.CallToolResult, error) {
 	if msg.Error != nil {
 		return nil, fmt.Errorf("calling \"tools/call\": %w", msg.Error)
 	}
+	if res, ok := textResult(msg.Result); ok {
+		return res, nil
+	}
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(msg.Result, &res); err != nil {
 		return nil, fmt.Errorf("calling \"tools/call\": decoding the result: %w", err)
 	}
 	return &res, nil
+}
+
+// textResult reads the result most calls return, text content blocks and
+// perhaps isError, in place: the go-sdk's decoding of a result allocates
+// a 32 KiB reader buffer per call. It reports false for anything else
+// (another member, another content type, a key given twice, a key in
+// another case), which the go-sdk decodes; FuzzTextResult holds the two
+// to the same answer. raw is valid JSON (a member of a decoded message).
+func textResult(raw []byte) (*mcp.CallToolResult, bool) {
+	i := jsonscan.SkipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	raw = raw[i:]
+	var res mcp.CallToolResult
+	var content, isError bool
+	for key, value := range jsonscan.Members(raw) {
+		switch string(key) {
+		case "content":
+			if content || len(value) == 0 || value[0] != '[' {
+				return nil, false
+			}
+			content = true
+			res.Content = []mcp.Content{}
+			i := jsonscan.SkipSpace(value, 1)
+			for i < len(value) && value[i] == '{' {
+				end := jsonscan.ValueEnd(value, i)
+				text, ok := textBlock(value[i:end])
+				if !ok {
+					return nil, false
+				}
+				res.Content = append(res.Content, &mcp.TextContent{Text: text})
+				if i = jsonscan.SkipSpace(value, end); i < len(value) && value[i] == ',' {
+					i = jsonscan.SkipSpace(value, i+1)
+				}
+			}
+			if i >= len(value) || value[i] != ']' {
+				return nil, false // an element that is not an object
+			}
+		case "isError":
+			if isError {
+				return nil, false
+			}
+			isError = true
+			switch string(value) {
+			case "true":
+				res.IsError = true
+			case "false":
+			default:
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	if !content {
+		return nil, false
+	}
+	return &res, true
+}
+
+// textBlock reads a content block of exactly the members type "text" and
+// text, and reports false for any other.
+func textBlock(obj []byte) (string, bool) {
+	var text string
+	var typed, texted bool
+	for key, value := range jsonscan.Members(obj) {
+		switch string(key) {
+		case "type":
+			if typed || string(value) != `"text"` {
+				return "", false
+			}
+			typed = true
+		case "text":
+			s, ok := jsonscan.Unquote(value)
+			if texted || !ok {
+				return "", false
+			}
+			text, texted = s, true
+		default:
+			return "", false
+		}
+	}
+	return text, typed && texted
 }
 
 // paramHeaders sets the Mcp-Param-* headers of a call of tool (nil when

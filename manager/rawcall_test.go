@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -617,4 +618,79 @@ func serverRequestAnswer(t *testing.T, opts fake.HostileOptions, sdk bool, metho
 		t.Fatal(err)
 	}
 	return text(t, res)
+}
+
+// FuzzTextResult: a tools/call result read in place (textResult) is what
+// the go-sdk's decoding makes of it, unexported fields included, whenever
+// the fast path takes it; and the common results do take it.
+func FuzzTextResult(f *testing.F) {
+	common := []string{
+		`{"content":[{"type":"text","text":"pong"}]}`,
+		`{"content":[{"type":"text","text":"{\"temperature\":21}"}],"isError":false}`,
+		` { "isError" : true , "content" : [ { "text" : "no such city" , "type" : "text" } , {"type":"text","text":""} ] } `,
+		`{"content":[]}`,
+		`{"content":[{"type":"text","text":"caf\u00e9 \ud83d\ude00 ` + "\u00e9" + `"}]}`,
+	}
+	for _, s := range common {
+		if _, ok := textResult([]byte(s)); !ok {
+			f.Fatalf("the fast path did not take %s", s)
+		}
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"a"}],"structuredContent":{"a":1}}`,
+		`{"content":[{"type":"text","text":"a","annotations":{"priority":1}}]}`,
+		`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`,
+		`{"content":[{"type":"text","text":"a"}, 1]}`,
+		`{"content":[{"type":"text","text":"a"}],"content":[]}`,
+		`{"Content":[{"type":"text","text":"a"}]}`,
+		`{"cont\u0065nt":[{"typ\u0065":"text","text":"a"}]}`,
+		`{"content":[{"type":"text","text":"\ud800 lone"}]}`,
+		`{"content":[{"type":"text","text":null}]}`,
+		`{"content":null,"isError":null}`,
+		`{"content":[{"type":"text","type":"text","text":"a"}]}`,
+		`{"resultType":"complete","content":[]}`,
+		`[]`, `null`, `"x"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		got, ok := textResult(raw)
+		if !ok {
+			return
+		}
+		var want mcp.CallToolResult
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatalf("the fast path took %s, which the go-sdk refuses: %v", raw, err)
+		}
+		if !reflect.DeepEqual(got, &want) {
+			t.Errorf("%s:\nfast path %#v\ngo-sdk    %#v", raw, got, &want)
+		}
+	})
+}
+
+// BenchmarkTextResult: a common tools/call result read in place against
+// the go-sdk's decoding of it, in the same run.
+//
+//	go test -run '^$' -bench TextResult -benchmem ./manager/
+func BenchmarkTextResult(b *testing.B) {
+	raw := []byte(`{"content":[{"type":"text","text":"{\"temperature\":21,\"conditions\":\"sunny\"}"}],"isError":false}`)
+	b.Run("in-place", func(b *testing.B) {
+		for b.Loop() {
+			if _, ok := textResult(raw); !ok {
+				b.Fatal("not taken")
+			}
+		}
+	})
+	b.Run("go-sdk", func(b *testing.B) {
+		for b.Loop() {
+			var res mcp.CallToolResult
+			if err := json.Unmarshal(raw, &res); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
