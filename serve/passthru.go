@@ -402,7 +402,9 @@ func (p *fastPath) reply(id jsonrpc.ID, res *mcp.CallToolResult, err error, mrtr
 		}
 		if err == nil {
 			buf.WriteString(`,"result":`)
-			err = appendJSON(&buf, &r)
+			if !p.appendTextResult(&buf, &r, mrtr && len(res.Meta) == 0) {
+				err = appendJSON(&buf, &r)
+			}
 		}
 		if err == nil && mrtr {
 			// The result's resultType, and its inputRequests after it, are
@@ -435,6 +437,54 @@ func (p *fastPath) reply(id jsonrpc.ID, res *mcp.CallToolResult, err error, mrtr
 	}
 	p.served.Add(1)
 	p.out.Write(data)
+}
+
+// appendTextResult appends the JSON of r, when it is only text blocks and
+// perhaps isError (and, with serverInfo, the _meta naming the server
+// alone), as encoding/json writes it; it reports false, writing nothing,
+// for any other result. The go-sdk's encoding goes through reflection
+// twice per block (CallToolResult.MarshalJSON, TextContent.MarshalJSON);
+// TestTextResultEncoding holds the two to the same bytes.
+func (p *fastPath) appendTextResult(buf *bytes.Buffer, r *mcp.CallToolResult, serverInfo bool) bool {
+	if (len(r.Meta) > 0 && !serverInfo) || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" {
+		return false
+	}
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); !ok || tc.Meta != nil || tc.Annotations != nil {
+			return false
+		}
+	}
+	start := buf.Len()
+	buf.WriteByte('{')
+	if serverInfo {
+		impl, err := json.Marshal(p.f.impl)
+		if err != nil {
+			return false
+		}
+		buf.WriteString(`"_meta":{"` + mcp.MetaKeyServerInfo + `":`)
+		buf.Write(impl)
+		buf.WriteString(`},`)
+	}
+	buf.WriteString(`"content":[`)
+	for i, c := range r.Content {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		text, err := json.Marshal(c.(*mcp.TextContent).Text)
+		if err != nil {
+			buf.Truncate(start)
+			return false
+		}
+		buf.WriteString(`{"type":"text","text":`)
+		buf.Write(text)
+		buf.WriteByte('}')
+	}
+	buf.WriteByte(']')
+	if r.IsError {
+		buf.WriteString(`,"isError":true`)
+	}
+	buf.WriteByte('}')
+	return true
 }
 
 // appendJSON appends v's JSON to buf, HTML characters unescaped.

@@ -211,3 +211,54 @@ func FuzzReadInput(f *testing.F) {
 		}
 	})
 }
+
+// TestTextResultEncoding: a text-only result written by hand
+// (appendTextResult) is byte for byte what encoding/json writes of it, and
+// every other result is left to encoding/json.
+func TestTextResultEncoding(t *testing.T) {
+	p := &fastPath{f: &Front{impl: &mcp.Implementation{Name: "mcpgate <&>", Version: "1.2"}}}
+	text := func(s ...string) []mcp.Content {
+		var c []mcp.Content
+		for _, s := range s {
+			c = append(c, &mcp.TextContent{Text: s})
+		}
+		return c
+	}
+	taken := []*mcp.CallToolResult{
+		{Content: []mcp.Content{}},
+		{Content: text("pong")},
+		{Content: text("<untrusted-content nonce=\"a1\">\n{\"a\":\"b\\u00e9\"} & \u2028 \x01 \xff caf\u00e9 \U0001F600\n</untrusted-content>", ""), IsError: true},
+	}
+	for _, r := range taken {
+		for _, serverInfo := range []bool{false, true} {
+			want := *r
+			if serverInfo {
+				want.Meta = mcp.Meta{mcp.MetaKeyServerInfo: p.f.impl}
+			}
+			var got, exp bytes.Buffer
+			if !p.appendTextResult(&got, &want, serverInfo) {
+				t.Fatalf("not taken: %+v", want)
+			}
+			if err := appendJSON(&exp, &want); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != exp.String() {
+				t.Errorf("serverInfo=%v:\nby hand  %s\nencoding %s", serverInfo, got.String(), exp.String())
+			}
+		}
+	}
+	for _, r := range []*mcp.CallToolResult{
+		{Content: text("a"), StructuredContent: map[string]any{"a": 1}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "a", Meta: mcp.Meta{"k": "v"}}}},
+		{Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}}},
+		{Content: text("a"), Meta: mcp.Meta{"k": "v"}},
+		{Content: text("a"), RequestState: "s"},
+	} {
+		var got bytes.Buffer
+		got.WriteString("x")
+		if p.appendTextResult(&got, r, false) || got.String() != "x" {
+			t.Errorf("taken or written: %+v (%q)", r, got.String())
+		}
+	}
+}
