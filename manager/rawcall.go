@@ -497,14 +497,75 @@ type rpcMessage struct {
 }
 
 func decodeMessage(b []byte) (*rpcMessage, error) {
-	var msg rpcMessage
-	if err := json.Unmarshal(b, &msg); err != nil {
-		return nil, err
+	msg, ok := scanMessage(b)
+	if !ok {
+		msg = new(rpcMessage)
+		if err := json.Unmarshal(b, msg); err != nil {
+			return nil, err
+		}
 	}
 	if msg.JSONRPC != "2.0" {
 		return nil, errors.New("not a JSON-RPC 2.0 message")
 	}
-	return &msg, nil
+	return msg, nil
+}
+
+// rpcMembers are rpcMessage's members, as its fields' tags name them.
+var rpcMembers = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// scanMessage reads b as json.Unmarshal would into an rpcMessage, without
+// reflection and with one copy of b, when b is an object whose members
+// are each given once, in the case the tags give, with a string jsonrpc
+// and method; it reports false for anything else (an invalid message
+// too), which json.Unmarshal decodes instead. FuzzDecodeMessage holds the
+// two to the same value.
+func scanMessage(b []byte) (*rpcMessage, bool) {
+	i := jsonscan.SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' || !json.Valid(b) {
+		return nil, false
+	}
+	b = bytes.Clone(b[i:]) // b may be a reader's buffer; the raw members outlive it
+	var msg rpcMessage
+	var seen [6]bool
+	for key, value := range jsonscan.Members(b) {
+		k := slices.Index(rpcMembers, string(key))
+		if k < 0 {
+			if slices.ContainsFunc(rpcMembers, func(m string) bool { return strings.EqualFold(m, string(key)) }) {
+				return nil, false // encoding/json matches a member in another case too
+			}
+			continue
+		}
+		if seen[k] {
+			return nil, false
+		}
+		seen[k] = true
+		switch rpcMembers[k] {
+		case "jsonrpc", "method":
+			s, ok := jsonscan.Unquote(value)
+			if !ok {
+				return nil, false
+			}
+			if k == 0 {
+				msg.JSONRPC = s
+			} else {
+				msg.Method = s
+			}
+		case "id":
+			msg.ID = value
+		case "params":
+			msg.Params = value
+		case "result":
+			msg.Result = value
+		case "error":
+			if string(value) != "null" {
+				msg.Error = new(jsonrpc.Error)
+				if json.Unmarshal(value, msg.Error) != nil {
+					return nil, false
+				}
+			}
+		}
+	}
+	return &msg, true
 }
 
 // answers reports whether msg is the response to the request id.

@@ -694,3 +694,47 @@ func BenchmarkTextResult(b *testing.B) {
 		}
 	})
 }
+
+// FuzzDecodeMessage: a message read in place (scanMessage) is what
+// json.Unmarshal makes of it whenever the fast path takes it; and the
+// messages a server sends do take it.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":"mcpgate-call-1","result":{"content":[{"type":"text","text":"pong"}]}}`,
+		` {"result":{},"id":7,"jsonrpc":"2.0"} `,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool","data":{"a":[1]}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}`,
+		`{"jsonrpc":"2.0","id":"s-1","method":"elicitation/create","params":{"message":"caf\u00e9?"},"extra":[1,{"b":null}]}`,
+		`{"jsonrpc":"2.0","id":null,"result":null,"error":null}`,
+	} {
+		if _, ok := scanMessage([]byte(s)); !ok {
+			f.Fatalf("the fast path did not take %s", s)
+		}
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","Result":{},"id":1}`,
+		`{"jsonrpc":"2.0","result":{},"result":[],"id":1}`,
+		`{"jsonrpc":2,"id":1}`,
+		`{"jsonrpc":"2.0","method":null}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`,
+		`{"jsonrpc":"2.0","\u0069d":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}`,
+		`[{"jsonrpc":"2.0"}]`, `null`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := scanMessage(b)
+		if !ok {
+			return
+		}
+		var want rpcMessage
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("the fast path took %q, which json.Unmarshal refuses: %v", b, err)
+		}
+		if !reflect.DeepEqual(got, &want) {
+			t.Errorf("%q:\nfast path %#v\nUnmarshal %#v", b, got, &want)
+		}
+	})
+}
