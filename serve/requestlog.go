@@ -18,8 +18,13 @@ const (
 	// hold the process.
 	logWriteTimeout = 5 * time.Second
 	// logBatchDelay gathers the requests of a burst into one write, so the
-	// log takes the store's write lock once per burst, not per request.
-	logBatchDelay = 50 * time.Millisecond
+	// log takes the store's write lock once per burst, not per request. A
+	// write costs about as much as 75 of its rows (a transaction, and the
+	// trim to MaxLogEntries), so under load a longer wait is most of what
+	// the log costs a call; logFlushAt ends it early, before the queue
+	// drops anything.
+	logBatchDelay = 200 * time.Millisecond
+	logFlushAt    = logQueueSize / 2
 )
 
 // RequestLog carries managers' request logs to the store in the
@@ -35,6 +40,7 @@ type RequestLog struct {
 	queue []*store.LogEntry
 
 	wake    chan struct{}
+	full    chan struct{} // logFlushAt entries are waiting
 	closing chan struct{}
 	done    chan struct{}
 	once    sync.Once
@@ -50,7 +56,7 @@ func NewRequestLog(st store.Store) *RequestLog {
 // idleRequestLog is a sink that queues but does not write until run
 // starts.
 func idleRequestLog(st store.Store) *RequestLog {
-	return &RequestLog{st: st, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
+	return &RequestLog{st: st, wake: make(chan struct{}, 1), full: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
 }
 
 // Add queues e as a request of tenant's, dropping the oldest entry when
@@ -65,9 +71,18 @@ func (s *RequestLog) Add(tenant string, e manager.RequestLogEntry) {
 		Tenant: tenant, Time: e.Time, Server: e.Server, Method: e.Method, Tool: e.Tool, Duration: e.Duration,
 		Outcome: e.Outcome, HTTPStatus: e.HTTPStatus, BytesIn: e.BytesIn, BytesOut: e.BytesOut,
 	})
+	full := len(s.queue) >= logFlushAt
 	s.mu.Unlock()
+	signal(s.wake)
+	if full {
+		signal(s.full)
+	}
+}
+
+// signal wakes the one waiting on c, if it is not awake already.
+func signal(c chan struct{}) {
 	select {
-	case s.wake <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }
@@ -84,6 +99,7 @@ func (s *RequestLog) run() {
 		case <-s.wake:
 			select {
 			case <-time.After(logBatchDelay):
+			case <-s.full:
 			case <-s.closing:
 			}
 			s.write()

@@ -66,3 +66,24 @@ func TestRequestLogKeepsEachTenantApart(t *testing.T) {
 		}
 	}
 }
+
+// Under load the writer does not wait out logBatchDelay once logFlushAt
+// entries are waiting: a queue that fills faster than the delay is written
+// before it drops anything.
+func TestRequestLogWritesEarlyWhenHalfFull(t *testing.T) {
+	s := idleRequestLog(nil)
+	for i := range logFlushAt - 1 {
+		s.Add("", manager.RequestLogEntry{Server: "s", Method: "tools/call", Tool: fmt.Sprint("t", i), Outcome: "ok"})
+	}
+	select {
+	case <-s.full:
+		t.Fatalf("the writer was hurried with %d entries waiting, fewer than %d", logFlushAt-1, logFlushAt)
+	default:
+	}
+	s.Add("", manager.RequestLogEntry{Server: "s", Method: "tools/call", Tool: "last", Outcome: "ok"})
+	select {
+	case <-s.full:
+	default:
+		t.Fatalf("%d entries waiting did not end the writer's wait", logFlushAt)
+	}
+}
