@@ -156,7 +156,7 @@ func (s *server) callToolRaw(ctx context.Context, sess *session, name string, ar
 		hdr["Mcp-Session-Id"] = []string{rc.sessionID}
 	}
 
-	res, err := s.exchangeCall(ctx, sess, id, body, hdr)
+	res, err := s.exchangeCall(ctx, sess, id, name, body, hdr)
 	failed := errors.Is(err, errConnectionFailed)
 	if failed {
 		s.sessionEnded(sess, err)
@@ -222,9 +222,12 @@ func (rc *rawCalls) body(id, name string, args json.RawMessage, meta mcp.Meta, i
 }
 
 // exchangeCall posts the call and reads its answer.
-func (s *server) exchangeCall(ctx context.Context, sess *session, id string, body []byte, hdr http.Header) (*mcp.CallToolResult, error) {
+func (s *server) exchangeCall(ctx context.Context, sess *session, id, name string, body []byte, hdr http.Header) (*mcp.CallToolResult, error) {
+	// The request log and the transport read a POST's method from its
+	// body unless its sender says; this one built the body.
+	postCtx := withKnownSummary(ctx, "tools/call", name)
 	send := func() (*http.Request, *http.Response, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, sess.url, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(postCtx, http.MethodPost, sess.url, bytes.NewReader(body))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -737,4 +738,29 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Errorf("%q:\nfast path %#v\nUnmarshal %#v", b, got, &want)
 		}
 	})
+}
+
+// The raw call tells the request log its POST's method and tool instead
+// of having the body read back (withKnownSummary): what it tells is what
+// reading the body it built would have found, at both generations.
+func TestRawCallKnowsItsSummary(t *testing.T) {
+	for _, protocol := range []string{"2025-11-25", version20260728} {
+		rc := newRawCalls(protocol, &mcp.Implementation{Name: "mcpgate", Version: "1"}, "sess-1")
+		for _, name := range []string{"echo", "tool.with-dots_and\"quote", "caf\u00e9 \\ tool"} {
+			body, err := rc.body("mcpgate-call-1", name, json.RawMessage(`{"a":"b"}`), mcp.Meta{"progressToken": 7}, nil, "state")
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := http.NewRequestWithContext(withKnownSummary(t.Context(), "tools/call", name), http.MethodPost, "http://127.0.0.1/mcp", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			method, tool, ok := bodySummary(req)
+			known := newBodySummary(req)
+			kMethod, kTool, kOK := known.get()
+			if !ok || method != kMethod || tool != kTool || ok != kOK {
+				t.Errorf("%s, %q: the body says %q %q (%v), the call told %q %q (%v)", protocol, name, method, tool, ok, kMethod, kTool, kOK)
+			}
+		}
+	}
 }

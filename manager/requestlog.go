@@ -291,6 +291,25 @@ type bodySummaryOnce struct {
 	method, tool string
 }
 
+// knownSummary is the method and tool of a request whose sender built
+// its body and so knows them (the raw call's tools/call POST): on the
+// request's context, it spares reading the body back.
+type knownSummary struct{ method, tool string }
+
+type knownSummaryKey struct{}
+
+func withKnownSummary(ctx context.Context, method, tool string) context.Context {
+	return context.WithValue(ctx, knownSummaryKey{}, &knownSummary{method, tool})
+}
+
+// newBodySummary is req's summary, known already when its context says.
+func newBodySummary(req *http.Request) *bodySummaryOnce {
+	if k, ok := req.Context().Value(knownSummaryKey{}).(*knownSummary); ok {
+		return &bodySummaryOnce{req: req, read: true, ok: true, method: k.method, tool: k.tool}
+	}
+	return &bodySummaryOnce{req: req}
+}
+
 func (b *bodySummaryOnce) get() (method, tool string, ok bool) {
 	if !b.read {
 		b.method, b.tool, b.ok = bodySummary(b.req)

@@ -237,7 +237,7 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.Method == http.MethodPost {
 		obs.sending()
 	}
-	summary := &bodySummaryOnce{req: req}
+	summary := newBodySummary(req)
 	x := t.startExchange(req, summary)
 	var keep *keepAlive
 	if req.Method == http.MethodPost {
