@@ -287,7 +287,7 @@ func BenchmarkServeCallLatency(b *testing.B) {
 		name := paths[i].name
 		b.ReportMetric(rate(i)/direct, name+"-throughput/direct")
 		b.ReportMetric(rate(i)/direct26, name+"-throughput/direct-2026")
-		if strings.HasSuffix(name, "-session-era") {
+		if strings.HasSuffix(name, "-session-era") || name == "raw-proxy-2025" {
 			b.ReportMetric(rate(i)/directOld, name+"-throughput/direct-session-era")
 		}
 		b.ReportMetric(cpuPerCall(i), name+"-cpu-µs/call-8")
