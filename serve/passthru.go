@@ -446,7 +446,7 @@ func (p *fastPath) reply(id jsonrpc.ID, res *mcp.CallToolResult, err error, mrtr
 // twice per block (CallToolResult.MarshalJSON, TextContent.MarshalJSON);
 // TestTextResultEncoding holds the two to the same bytes.
 func (p *fastPath) appendTextResult(buf *bytes.Buffer, r *mcp.CallToolResult, serverInfo bool) bool {
-	if (len(r.Meta) > 0 && !serverInfo) || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" {
+	if r.Content == nil || (len(r.Meta) > 0 && !serverInfo) || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" {
 		return false
 	}
 	for _, c := range r.Content {
