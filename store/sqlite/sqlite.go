@@ -39,6 +39,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -98,14 +99,15 @@ func Open(path string, sealer *seal.Sealer) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
-	if err := createFile(abs); err != nil {
+	wal, err := createFile(abs)
+	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
 	db := sql.OpenDB(persistentWAL{dsn: dsn(abs)})
 	s := &Store{db: db, sealer: sealer, writer: make(chan struct{}, 1), lockDir: abs + ".locks"}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, wal); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", abs, err)
 	}
@@ -115,26 +117,31 @@ func Open(path string, sealer *seal.Sealer) (*Store, error) {
 // createFile creates the database file and its directory with owner-only
 // modes before SQLite does, since SQLite would create the file with the
 // umask's mode (often 0644), and its -wal and -shm files copy the mode of
-// the database file.
-func createFile(path string) error {
+// the database file. It reports whether the file is a database in WAL
+// mode already (its header's read and write versions are 2), which
+// every command's open would otherwise set again.
+func createFile(path string) (wal bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
+		return false, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return err
+		return false, err
 	}
+	var header [20]byte
+	_, rerr := io.ReadFull(f, header[:])
+	wal = rerr == nil && string(header[:16]) == "SQLite format 3\x00" && header[18] == 2 && header[19] == 2
 	fi, err := f.Stat()
 	f.Close()
 	if err != nil {
-		return err
+		return false, err
 	}
 	// An existing file that others may read is ours to tighten. Windows
 	// has no such mode bits.
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		return os.Chmod(path, 0o600)
+		return wal, os.Chmod(path, 0o600)
 	}
-	return nil
+	return wal, nil
 }
 
 // persistentWAL opens connections that leave the -wal and -shm files in
@@ -416,23 +423,27 @@ CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts
 // migrate switches the database to WAL and applies the migrations it has
 // not seen, under the write lock, so that processes opening a new database
 // at once migrate it once.
-func (s *Store) migrate(ctx context.Context) error {
-	// WAL is a property of the file, set once for every connection. On a
-	// file system without shared memory SQLite keeps its rollback journal;
-	// locking works the same, readers just wait for commits.
-	err := retry(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, "PRAGMA journal_mode = WAL")
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("enabling WAL: %w", err)
+func (s *Store) migrate(ctx context.Context, wal bool) error {
+	// WAL is a property of the file, set once for every connection, and
+	// not again when the file's header says it is set (the pragma was
+	// half of an open's work). On a file system without shared memory
+	// SQLite keeps its rollback journal; locking works the same, readers
+	// just wait for commits.
+	if !wal {
+		err := retry(ctx, func() error {
+			_, err := s.db.ExecContext(ctx, "PRAGMA journal_mode = WAL")
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("enabling WAL: %w", err)
+		}
 	}
 	// A schema already current is the common case: every command opens
 	// the store. Seeing so is a read, which neither waits for a writer nor
 	// commits (and syncs) a write of its own; only a schema behind takes
 	// the write lock, and looks again under it.
 	var v int
-	err = retry(ctx, func() error { return s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v) })
+	err := retry(ctx, func() error { return s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v) })
 	if err != nil {
 		return fmt.Errorf("reading the schema version: %w", err)
 	}

@@ -579,3 +579,40 @@ func child(t *testing.T, path string) {
 		}
 	}
 }
+
+// TestOpenKeepsWAL: an open switches a database to WAL unless its header
+// says it is in WAL already; one switched back to a rollback journal by
+// someone else is switched to WAL again.
+func TestOpenKeepsWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpgate.db")
+	versions := func() string {
+		b, err := os.ReadFile(path)
+		if err != nil || len(b) < 20 {
+			t.Fatalf("reading the header: %v (%d bytes)", err, len(b))
+		}
+		return fmt.Sprint(b[18], b[19])
+	}
+	open(t, path, sealer(t, 1)).Close()
+	if v := versions(); v != "2 2" {
+		t.Fatalf("a new store's header versions %s, want 2 2 (WAL)", v)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA journal_mode = DELETE"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if v := versions(); v != "1 1" {
+		t.Fatalf("after journal_mode = DELETE the header versions %s, want 1 1", v)
+	}
+	s := open(t, path, sealer(t, 1))
+	if err := s.PutCredential(t.Context(), &store.Credential{Binding: store.Binding{Server: "wal"}, Kind: store.KindBearer, AccessToken: "at"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if v := versions(); v != "2 2" {
+		t.Errorf("reopened, the header versions %s, want 2 2 (WAL again)", v)
+	}
+}
