@@ -542,17 +542,12 @@ func scanMessage(b []byte) (*rpcMessage, bool) {
 			return nil, false
 		}
 		seen[k] = true
+		ok := true
 		switch rpcMembers[k] {
-		case "jsonrpc", "method":
-			s, ok := jsonscan.Unquote(value)
-			if !ok {
-				return nil, false
-			}
-			if k == 0 {
-				msg.JSONRPC = s
-			} else {
-				msg.Method = s
-			}
+		case "jsonrpc":
+			msg.JSONRPC, ok = jsonscan.Unquote(value)
+		case "method":
+			msg.Method, ok = jsonscan.Unquote(value)
 		case "id":
 			msg.ID = value
 		case "params":
@@ -562,10 +557,11 @@ func scanMessage(b []byte) (*rpcMessage, bool) {
 		case "error":
 			if string(value) != "null" {
 				msg.Error = new(jsonrpc.Error)
-				if json.Unmarshal(value, msg.Error) != nil {
-					return nil, false
-				}
+				ok = json.Unmarshal(value, msg.Error) == nil
 			}
+		}
+		if !ok {
+			return nil, false
 		}
 	}
 	return &msg, true

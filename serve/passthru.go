@@ -446,7 +446,7 @@ func (p *fastPath) reply(id jsonrpc.ID, res *mcp.CallToolResult, err error, mrtr
 // twice per block (CallToolResult.MarshalJSON, TextContent.MarshalJSON);
 // TestTextResultEncoding holds the two to the same bytes.
 func (p *fastPath) appendTextResult(buf *bytes.Buffer, r *mcp.CallToolResult, serverInfo bool) bool {
-	if r.Content == nil || (len(r.Meta) > 0 && !serverInfo) || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" {
+	if r.Content == nil || (len(r.Meta) > 0 && !serverInfo) || (serverInfo && p.f.implJSON == nil) || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" {
 		return false
 	}
 	for _, c := range r.Content {
@@ -457,12 +457,8 @@ func (p *fastPath) appendTextResult(buf *bytes.Buffer, r *mcp.CallToolResult, se
 	start := buf.Len()
 	buf.WriteByte('{')
 	if serverInfo {
-		impl, err := json.Marshal(p.f.impl)
-		if err != nil {
-			return false
-		}
 		buf.WriteString(`"_meta":{"` + mcp.MetaKeyServerInfo + `":`)
-		buf.Write(impl)
+		buf.Write(p.f.implJSON)
 		buf.WriteString(`},`)
 	}
 	buf.WriteString(`"content":[`)

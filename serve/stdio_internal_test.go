@@ -216,7 +216,12 @@ func FuzzReadInput(f *testing.F) {
 // (appendTextResult) is byte for byte what encoding/json writes of it, and
 // every other result is left to encoding/json.
 func TestTextResultEncoding(t *testing.T) {
-	p := &fastPath{f: &Front{impl: &mcp.Implementation{Name: "mcpgate <&>", Version: "1.2"}}}
+	impl := &mcp.Implementation{Name: "mcpgate <&>", Version: "1.2"}
+	implJSON, err := json.Marshal(impl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &fastPath{f: &Front{impl: impl, implJSON: implJSON}}
 	text := func(s ...string) []mcp.Content {
 		var c []mcp.Content
 		for _, s := range s {
