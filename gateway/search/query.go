@@ -96,12 +96,29 @@ var (
 	issueKeyRe = regexp.MustCompile(`\b[A-Z][A-Z0-9]+-[0-9][0-9A-Z]*\b`)
 	extRe      = regexp.MustCompile(`\.[a-zA-Z][a-zA-Z0-9]{0,4}$`)
 	slugRe     = regexp.MustCompile(`(^|\s)[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[\w]($|[\s,;:!?)])`)
+	// A moment or a span of time: "Friday", "2pm", "14:30", "2026-03-14",
+	// "March 3", "30 minutes", "the last 7 days". Its words name when,
+	// not what; the tools that take one have a date or time parameter.
+	whenRe = regexp.MustCompile(`(?i)\b(` +
+		`(mon|tues|wednes|thurs|fri|satur|sun)days?` +
+		`|\d{1,2}(:\d{2})?\s?[ap]\.?m\.?` +
+		`|\d{1,2}:\d{2}(:\d{2})?` +
+		`|\d{4}-\d{2}-\d{2}([t ]\d{2}:\d{2}(:\d{2})?)?` +
+		`|(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?)\s\d{1,2}(st|nd|rd|th)?` +
+		`|\d{1,2}(st|nd|rd|th)?\s(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?)` +
+		`|\d+\s?(-\s?)?(seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?)` +
+		`)\b`)
+	// A file named by itself, without a folder: "config.yaml", "README.md".
+	// Only common extensions count, so "example.com" and "v1.2" are not
+	// files; an image's or a sound's also names what it holds.
+	fileRe   = regexp.MustCompile(`(?i)(^|\s)[\w-]+(\.[\w-]+)*\.(txt|md|rst|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|csv|tsv|xml|html?|css|js|mjs|ts|tsx|jsx|go|py|rb|rs|java|kt|swift|c|h|cpp|cs|php|sh|sql|log|lock|pdf|docx?|xlsx?|pptx?|zip|tar|gz|tgz|(png|jpe?g|gif|svg|webp|bmp|ico|heic|mp3|wav|ogg|flac|m4a|mp4|mov|webm))\b`)
+	whenHint = regexp.MustCompile(`(?i)day|\d`)
 )
 
 // replaceEntities replaces the entities in query with words for their
 // kind. The kind words go at the end, so that an entity does not split the
 // phrase around it: "hand ENG-120 over to Sam" still says "hand over".
-func replaceEntities(query string) string {
+func replaceEntities(query string, files, when bool) string {
 	var kinds []string
 	kind := func(re *regexp.Regexp, words string) {
 		query = re.ReplaceAllStringFunc(query, func(string) string {
@@ -130,6 +147,19 @@ func replaceEntities(query string) string {
 	if strings.Contains(query, "-") {
 		kind(issueKeyRe, "issue")
 	}
+	if files && strings.Contains(query, ".") {
+		query = fileRe.ReplaceAllStringFunc(query, func(f string) string {
+			if m := fileRe.FindStringSubmatch(f); m[4] != "" {
+				kinds = append(kinds, "file image audio")
+			} else {
+				kinds = append(kinds, "file")
+			}
+			return " "
+		})
+	}
+	if when && whenHint.MatchString(query) {
+		kind(whenRe, "date")
+	}
 	if len(kinds) == 0 {
 		return query
 	}
@@ -141,7 +171,7 @@ func replaceEntities(query string) string {
 func (ix *Index) concepts(query string, entities bool) []concept {
 	imperative := ix.cfg.imperative > 0 && startsImperative(query)
 	if entities {
-		query = replaceEntities(query)
+		query = replaceEntities(query, ix.cfg.files, ix.cfg.when)
 	}
 	var toks []qtoken
 	if ix.cfg.payload < 1 {

@@ -27,7 +27,9 @@
 // words it is made of ("codebase") or that share a long prefix with it; and
 // two words may meet one compound ("stack trace", "stacktrace").
 // Entities count as their kind rather than their text: a URL as "url", a
-// path as "path", "ENG-120" as an issue, "acme/web" as a repository. Quoted
+// path or a bare file name ("config.yaml") as a file, "ENG-120" as an
+// issue, "acme/web" as a repository, "Friday at 2pm" or "the last 7 days"
+// as a date. Quoted
 // text and what follows "saying" is the content to send, not the need, and
 // counts for less; the verb a command starts with counts for more; and a
 // question ("which buckets are there?") leans towards listing and
@@ -133,6 +135,8 @@ type config struct {
 	derived       bool    // a known word also matches its derived forms, at partialWeight
 	compounds     bool    // "stack trace" meets "stacktrace", "codebase" meets "code base"
 	entities      bool    // URLs, paths, issue keys and email addresses count as their kind
+	files         bool    // with entities: a file named without a folder ("config.yaml") counts as a file
+	when          bool    // with entities: days, times, dates and spans of time count as "date time"
 	unionIDF      bool    // a word and its synonyms share the IDF of their union
 	coverage      float64 // bonus for the share of a tool's name the query covers
 	imperative    float64 // extra weight of the verb a command starts with
@@ -160,6 +164,8 @@ var defaultConfig = config{
 	derived:       true,
 	compounds:     true,
 	entities:      true,
+	files:         true,
+	when:          true,
 	unionIDF:      true,
 	coverage:      2,
 	payload:       0.3,

@@ -288,3 +288,44 @@ func TestNewDoesNotModifyDocs(t *testing.T) {
 		t.Errorf("docs changed: %s, was %s", after, before)
 	}
 }
+
+func TestEntityKinds(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"When was config.yaml last modified?", "When was  last modified? . file"},
+		{"open diagram.PNG for me", "open  for me . file image audio"},
+		{"rename notes.txt to notes-2024.txt", "rename  to  . file file"},
+		{"is example.com up? see v1.2", "is example.com up? see v1.2"}, // a domain and a version are not files
+		{"Book a sync on Friday at 2pm", "Book a sync on   at   . date date"},
+		{"errors in the last 7 days since 2026-03-14", "errors in the last   since   . date date"},
+		{"may I see March 3rd and 14:30", "may I see   and   . date date"}, // a month only with its day
+		{"hand ENG-120 over", "hand   over . issue"},
+	}
+	for _, tt := range tests {
+		if got := replaceEntities(tt.in, true, true); got != tt.want {
+			t.Errorf("replaceEntities(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEntityKindsRank(t *testing.T) {
+	docs := []Doc{
+		{Server: "fs", Tool: "read_text_file", Description: "Read the contents of a file as text"},
+		{Server: "fs", Tool: "read_media_file", Description: "Read an image or audio file as base64"},
+		{Server: "fs", Tool: "get_file_info", Description: "Metadata of a file: size, last modified time"},
+		{Server: "k8s", Tool: "configuration_view", Description: "View the kubeconfig configuration yaml"},
+		{Server: "cal", Tool: "list_calendars", Description: "List calendars"},
+		{Server: "cal", Tool: "list_events", Description: "List events", Params: []Param{{Name: "start_date", Description: "Date to start from"}}},
+	}
+	ix := New(docs)
+	tests := []struct{ query, want string }{
+		{"When was config.yaml last modified?", "get_file_info"}, // not the yaml configuration
+		{"read diagram.png", "read_media_file"},                  // not the text reader before it
+		{"list what is on Friday", "list_events"},                // the one that takes a date
+	}
+	for _, tt := range tests {
+		hits := ix.Search(tt.query, 1)
+		if len(hits) == 0 || docs[hits[0].Doc].Tool != tt.want {
+			t.Errorf("Search(%q) = %v, want %s first", tt.query, hits, tt.want)
+		}
+	}
+}
