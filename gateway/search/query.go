@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // concept is one unit of meaning in the query: a word or phrase and its
@@ -110,7 +111,8 @@ var (
 		`)\b`)
 	// A file named by itself, without a folder: "config.yaml", "README.md".
 	// Only common extensions count, so "example.com" and "v1.2" are not
-	// files; an image's or a sound's also names what it holds.
+	// files, nor is a capitalized name in .js ("Next.js"); an image's or a
+	// sound's also names what it holds.
 	fileRe   = regexp.MustCompile(`(?i)(^|\s)[\w-]+(\.[\w-]+)*\.(txt|md|rst|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|csv|tsv|xml|html?|css|js|mjs|ts|tsx|jsx|go|py|rb|rs|java|kt|swift|c|h|cpp|cs|php|sh|sql|log|lock|pdf|docx?|xlsx?|pptx?|zip|tar|gz|tgz|(png|jpe?g|gif|svg|webp|bmp|ico|heic|mp3|wav|ogg|flac|m4a|mp4|mov|webm))\b`)
 	whenHint = regexp.MustCompile(`(?i)day|\d`)
 )
@@ -149,9 +151,14 @@ func replaceEntities(query string, files, when bool) string {
 	}
 	if files && strings.Contains(query, ".") {
 		query = fileRe.ReplaceAllStringFunc(query, func(f string) string {
-			if m := fileRe.FindStringSubmatch(f); m[4] != "" {
+			m := fileRe.FindStringSubmatch(f)
+			name := strings.TrimSpace(f)
+			switch {
+			case strings.EqualFold(m[3], "js") && unicode.IsUpper(rune(name[0])):
+				return f // Node.js, Next.js, Vue.js: a framework, not a file
+			case m[4] != "":
 				kinds = append(kinds, "file image audio")
-			} else {
+			default:
 				kinds = append(kinds, "file")
 			}
 			return " "

@@ -295,6 +295,7 @@ func TestEntityKinds(t *testing.T) {
 		{"open diagram.PNG for me", "open  for me . file image audio"},
 		{"rename notes.txt to notes-2024.txt", "rename  to  . file file"},
 		{"is example.com up? see v1.2", "is example.com up? see v1.2"}, // a domain and a version are not files
+		{"deploy the Next.js app from index.js", "deploy the Next.js app from  . file"},
 		{"Book a sync on Friday at 2pm", "Book a sync on   at   . date date"},
 		{"errors in the last 7 days since 2026-03-14", "errors in the last   since   . date date"},
 		{"may I see March 3rd and 14:30", "may I see   and   . date date"}, // a month only with its day
