@@ -248,7 +248,19 @@ func (i *issuer) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error)
 	}
 }
 
+// discover runs the discovery, unless one that ended since the caller
+// looked has answered already: a caller that saw no verifier may reach
+// the group after the discovery it would have joined is done.
 func (i *issuer) discover() (*oidc.IDTokenVerifier, error) {
+	i.mu.Lock()
+	v, failedAt, failure := i.verifier, i.failedAt, i.failure
+	i.mu.Unlock()
+	if v != nil {
+		return v, nil
+	}
+	if !failedAt.IsZero() && timeNow().Sub(failedAt) < discoveryRetry {
+		return nil, failure
+	}
 	ctx, cancel := context.WithTimeout(oidc.ClientContext(context.Background(), i.client), issuerTimeout)
 	defer cancel()
 	v, err := i.newVerifier(ctx)
