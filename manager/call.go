@@ -192,7 +192,23 @@ func (m *Manager) callTool(ctx context.Context, id, name string, args json.RawMe
 	if slices.Contains(res.Content, nil) {
 		res.Content = slices.DeleteFunc(res.Content, func(c mcp.Content) bool { return c == nil })
 	}
+	dropServerInfo(res)
 	return res, nil
+}
+
+// dropServerInfo removes the server's identity from a result's _meta. At
+// 2026-07-28 each result names the server that sent it; that is the
+// session's to know (Status), and a result reads alike from either
+// generation. A front serving the result to a host names itself there,
+// not the server behind it.
+func dropServerInfo(res *mcp.CallToolResult) {
+	if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+		return
+	}
+	delete(res.Meta, mcp.MetaKeyServerInfo)
+	if len(res.Meta) == 0 {
+		res.Meta = nil
+	}
 }
 
 // checkTool refuses a tool the catalog does not list, so a typo gets

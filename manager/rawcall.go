@@ -591,8 +591,10 @@ func (msg *rpcMessage) callResult() (*mcp.CallToolResult, error) {
 }
 
 // textResult reads the result most calls return, text content blocks and
-// perhaps isError, in place: the go-sdk's decoding of a result allocates
-// a 32 KiB reader buffer per call. It reports false for anything else
+// perhaps isError (and at 2026-07-28 resultType "complete" and a _meta
+// holding only the server's identity, which callTool drops), in place:
+// the go-sdk's decoding of a result allocates a 32 KiB reader buffer per
+// call. It reports false for anything else
 // (another member, another content type, a key given twice, a key in
 // another case), which the go-sdk decodes; FuzzTextResult holds the two
 // to the same answer. raw is valid JSON (a member of a decoded message).
@@ -603,9 +605,30 @@ func textResult(raw []byte) (*mcp.CallToolResult, bool) {
 	}
 	raw = raw[i:]
 	var res mcp.CallToolResult
-	var content, isError bool
+	var content, isError, meta, complete bool
 	for key, value := range jsonscan.Members(raw) {
 		switch string(key) {
+		case "_meta":
+			// Only the server's identity, which callTool drops.
+			if meta || len(value) == 0 || value[0] != '{' {
+				return nil, false
+			}
+			meta = true
+			n := 0
+			for k := range jsonscan.Members(value) {
+				if string(k) != mcp.MetaKeyServerInfo {
+					return nil, false
+				}
+				n++
+			}
+			if n == 0 {
+				return nil, false // an empty _meta stays, as the go-sdk keeps it
+			}
+		case "resultType":
+			if complete || string(value) != `"complete"` {
+				return nil, false
+			}
+			complete = true
 		case "content":
 			if content || len(value) == 0 || value[0] != '[' {
 				return nil, false
@@ -646,8 +669,25 @@ func textResult(raw []byte) (*mcp.CallToolResult, bool) {
 	if !content {
 		return nil, false
 	}
+	if complete {
+		// The result's type is unexported: a copy of one the go-sdk
+		// decoded carries it.
+		r := completeResult
+		r.Content, r.IsError = res.Content, res.IsError
+		return &r, true
+	}
 	return &res, true
 }
+
+// completeResult is an empty result of type "complete", as the go-sdk
+// decodes one.
+var completeResult = func() mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if err := json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r); err != nil {
+		panic(err)
+	}
+	return r
+}()
 
 // textBlock reads a content block of exactly the members type "text" and
 // text, and reports false for any other.

@@ -231,6 +231,11 @@ func TestRawCallUsedAtEveryGeneration(t *testing.T) {
 				if err != nil || text(t, res) != "hi" {
 					t.Fatalf("echo: %v", err)
 				}
+				// At 2026-07-28 the server names itself in the result's
+				// _meta; the result reads as at the session era.
+				if _, ok := res.Meta[mcp.MetaKeyServerInfo]; ok || res.NeedsInput() {
+					t.Errorf("middleware %v: the result keeps the server's identity (%v) or asks for input", middleware, res.Meta)
+				}
 				s, _ := m.server("s")
 				s.mu.Lock()
 				sess := s.sess
@@ -631,6 +636,9 @@ func FuzzTextResult(f *testing.F) {
 		` { "isError" : true , "content" : [ { "text" : "no such city" , "type" : "text" } , {"type":"text","text":""} ] } `,
 		`{"content":[]}`,
 		`{"content":[{"type":"text","text":"caf\u00e9 \ud83d\ude00 ` + "\u00e9" + `"}]}`,
+		// 2026-07-28: what the go-sdk's server adds to every result.
+		`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake","title":"Fake","version":"1.0.0"}},"content":[{"type":"text","text":"ping"}],"resultType":"complete"}`,
+		`{"content":[],"isError":true,"resultType":"complete"}`,
 	}
 	for _, s := range common {
 		if _, ok := textResult([]byte(s)); !ok {
@@ -651,6 +659,13 @@ func FuzzTextResult(f *testing.F) {
 		`{"content":null,"isError":null}`,
 		`{"content":[{"type":"text","type":"text","text":"a"}]}`,
 		`{"resultType":"complete","content":[]}`,
+		`{"resultType":"input_required","content":[]}`,
+		`{"resultType":"complete","resultType":"complete","content":[]}`,
+		`{"_meta":{"io.modelcontextprotocol/serverInfo":{},"k":1},"content":[]}`,
+		`{"_meta":{"io.modelcontextprotocol\/serverInfo":1},"content":[]}`,
+		`{"_meta":null,"content":[]}`,
+		`{"_meta":{},"content":[]}`,
+		`{"_meta":{},"_meta":{"k":1},"content":[]}`,
 		`[]`, `null`, `"x"`,
 	} {
 		f.Add([]byte(s))
@@ -667,6 +682,7 @@ func FuzzTextResult(f *testing.F) {
 		if err := json.Unmarshal(raw, &want); err != nil {
 			t.Fatalf("the fast path took %s, which the go-sdk refuses: %v", raw, err)
 		}
+		dropServerInfo(&want) // as callTool does to either
 		if !reflect.DeepEqual(got, &want) {
 			t.Errorf("%s:\nfast path %#v\ngo-sdk    %#v", raw, got, &want)
 		}
@@ -678,22 +694,29 @@ func FuzzTextResult(f *testing.F) {
 //
 //	go test -run '^$' -bench TextResult -benchmem ./manager/
 func BenchmarkTextResult(b *testing.B) {
-	raw := []byte(`{"content":[{"type":"text","text":"{\"temperature\":21,\"conditions\":\"sunny\"}"}],"isError":false}`)
-	b.Run("in-place", func(b *testing.B) {
-		for b.Loop() {
-			if _, ok := textResult(raw); !ok {
-				b.Fatal("not taken")
+	for _, c := range []struct{ name, raw string }{
+		{"session-era", `{"content":[{"type":"text","text":"{\"temperature\":21,\"conditions\":\"sunny\"}"}],"isError":false}`},
+		// What a go-sdk server of 2026-07-28 adds to every result.
+		{"2026", `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"weather","title":"Weather","version":"1.0.0"}},"content":[{"type":"text","text":"{\"temperature\":21,\"conditions\":\"sunny\"}"}],"resultType":"complete"}`},
+	} {
+		raw := []byte(c.raw)
+		b.Run(c.name+"/in-place", func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := textResult(raw); !ok {
+					b.Fatal("not taken")
+				}
 			}
-		}
-	})
-	b.Run("go-sdk", func(b *testing.B) {
-		for b.Loop() {
-			var res mcp.CallToolResult
-			if err := json.Unmarshal(raw, &res); err != nil {
-				b.Fatal(err)
+		})
+		b.Run(c.name+"/go-sdk", func(b *testing.B) {
+			for b.Loop() {
+				var res mcp.CallToolResult
+				if err := json.Unmarshal(raw, &res); err != nil {
+					b.Fatal(err)
+				}
+				dropServerInfo(&res)
 			}
-		}
-	})
+		})
+	}
 }
 
 // FuzzDecodeMessage: a message read in place (scanMessage) is what

@@ -329,6 +329,11 @@ func TestFastPathAnswers2026AsTheGoSDK(t *testing.T) {
 			if got != want {
 				t.Errorf("direct=%v %s:\n fast path %s\n go-sdk    %s", direct, st.params, got, want)
 			}
+			// A result names the server the host speaks to, mcpgate, and
+			// not the one behind it, which named itself to mcpgate.
+			if direct && i == 0 && (!strings.Contains(got, mcp.MetaKeyServerInfo) || strings.Contains(got, `"name":"fake"`)) {
+				t.Errorf("the result of %s names another server than mcpgate: %s", st.params, got)
+			}
 			if st.fast {
 				served++
 			}
