@@ -227,14 +227,8 @@ func numericDate(raw json.RawMessage) (time.Time, bool) {
 // be. Concurrent callers share one discovery, which runs on its own
 // deadline so that one caller giving up does not fail the others.
 func (i *issuer) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error) {
-	i.mu.Lock()
-	v, failedAt, failure := i.verifier, i.failedAt, i.failure
-	i.mu.Unlock()
-	if v != nil {
-		return v, nil
-	}
-	if !failedAt.IsZero() && timeNow().Sub(failedAt) < discoveryRetry {
-		return nil, failure
+	if v, err, ok := i.known(); ok {
+		return v, err
 	}
 	ch := i.group.DoChan("discover", func() (any, error) { return i.discover() })
 	select {
@@ -248,18 +242,26 @@ func (i *issuer) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error)
 	}
 }
 
+// known reports what a discovery left: its verifier, or its failure while
+// it is remembered (ok false: discover).
+func (i *issuer) known() (v *oidc.IDTokenVerifier, err error, ok bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.verifier != nil {
+		return i.verifier, nil, true
+	}
+	if !i.failedAt.IsZero() && timeNow().Sub(i.failedAt) < discoveryRetry {
+		return nil, i.failure, true
+	}
+	return nil, nil, false
+}
+
 // discover runs the discovery, unless one that ended since the caller
 // looked has answered already: a caller that saw no verifier may reach
 // the group after the discovery it would have joined is done.
 func (i *issuer) discover() (*oidc.IDTokenVerifier, error) {
-	i.mu.Lock()
-	v, failedAt, failure := i.verifier, i.failedAt, i.failure
-	i.mu.Unlock()
-	if v != nil {
-		return v, nil
-	}
-	if !failedAt.IsZero() && timeNow().Sub(failedAt) < discoveryRetry {
-		return nil, failure
+	if v, err, ok := i.known(); ok {
+		return v, err
 	}
 	ctx, cancel := context.WithTimeout(oidc.ClientContext(context.Background(), i.client), issuerTimeout)
 	defer cancel()
