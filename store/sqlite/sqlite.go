@@ -99,6 +99,16 @@ func Open(path string, sealer *seal.Sealer) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	placeEmpty(abs)
+	return open(abs, sealer)
+}
+
+// open opens the database at abs, whose directory exists, creating it
+// with the schema if it is not there.
+func open(abs string, sealer *seal.Sealer) (*Store, error) {
 	wal, err := createFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
@@ -121,9 +131,6 @@ func Open(path string, sealer *seal.Sealer) (*Store, error) {
 // mode already (its header's read and write versions are 2), which
 // every command's open would otherwise set again.
 func createFile(path string) (wal bool, err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return false, err
-	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return false, err
@@ -322,7 +329,8 @@ CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts
 // database: its columns in place rather than added by ALTER TABLE, each of
 // which has SQLite parse the whole schema again. A new store is created
 // in half the time the migrations took: under the race detector, where
-// the test suite creates some 400 stores, 37 ms instead of 72.
+// the test suite creates some 400 stores, 37 ms instead of 72. A process's
+// later new stores are copies of its first empty one (empty.go).
 const schema = `
 CREATE TABLE credentials (
 	tenant         TEXT NOT NULL,
