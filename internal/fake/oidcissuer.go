@@ -33,9 +33,10 @@ type OIDCIssuer struct {
 	http *httptest.Server
 
 	mu        sync.Mutex
-	keys      []*issuerKey // published, oldest first
-	current   *issuerKey   // signs new tokens
-	forger    *issuerKey   // never published; made on first use
+	keys      []*issuerKey      // published, oldest first
+	current   *issuerKey        // signs new tokens
+	forger    *issuerKey        // never published; made on first use
+	held      []*rsa.PrivateKey // every key it took, given back when it stops
 	jwksGets  int
 	discovery int
 	down      bool
@@ -46,12 +47,48 @@ type issuerKey struct {
 	priv *rsa.PrivateKey
 }
 
-func newIssuerKey() *issuerKey {
-	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+// newIssuerKey takes a key no running issuer holds, under a new kid, and
+// records it as o's until o's test ends.
+func (o *OIDCIssuer) newIssuerKey() *issuerKey {
+	k := &issuerKey{kid: "key-" + rand.Text()[:10], priv: rsaKeys.take()}
+	o.mu.Lock()
+	o.held = append(o.held, k.priv)
+	o.mu.Unlock()
+	return k
+}
+
+// rsaKeys are the RSA keys no running issuer holds. Making a 2048-bit key
+// takes a while (a fifth of the hosted gateway's test CPU went to making
+// one per issuer); a key is an issuer's own while it runs, and when its
+// test ends the key goes back for a later issuer, which publishes it
+// under a kid of its own. Issuers running at once never share a key.
+var rsaKeys keyPool
+
+type keyPool struct {
+	mu   sync.Mutex
+	free []*rsa.PrivateKey
+}
+
+func (p *keyPool) take() *rsa.PrivateKey {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		k := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return k
+	}
+	p.mu.Unlock()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		panic(err)
 	}
-	return &issuerKey{kid: "key-" + rand.Text()[:10], priv: priv}
+	return k
+}
+
+func (p *keyPool) give(ks []*rsa.PrivateKey) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, ks...)
 }
 
 // StartOIDCIssuer starts an [OIDCIssuer] on 127.0.0.1 with one key, and
@@ -59,7 +96,13 @@ func newIssuerKey() *issuerKey {
 func StartOIDCIssuer(t testing.TB) *OIDCIssuer {
 	t.Helper()
 	o := &OIDCIssuer{}
-	o.current = newIssuerKey()
+	t.Cleanup(func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		rsaKeys.give(o.held)
+		o.held = nil
+	})
+	o.current = o.newIssuerKey()
 	o.keys = []*issuerKey{o.current}
 	hs, base, err := newLoopbackServer("127.0.0.1:0", http.HandlerFunc(o.serveHTTP))
 	if err != nil {
@@ -143,11 +186,17 @@ func (o *OIDCIssuer) Token(claims map[string]any) string {
 // what an attacker who knows the key IDs can make.
 func (o *OIDCIssuer) Forge(kid string, claims map[string]any) string {
 	o.mu.Lock()
-	if o.forger == nil {
-		o.forger = newIssuerKey() // once: an RSA key takes a while to make
-	}
 	k := o.forger
 	o.mu.Unlock()
+	if k == nil {
+		k = o.newIssuerKey()
+		o.mu.Lock()
+		if o.forger == nil {
+			o.forger = k
+		}
+		k = o.forger
+		o.mu.Unlock()
+	}
 	return SignRS256(k.priv, map[string]any{"alg": "RS256", "typ": "JWT", "kid": kid}, claims)
 }
 
@@ -169,7 +218,7 @@ func (o *OIDCIssuer) KeyID() string {
 // Rotate publishes a new key and signs with it from now on; the previous
 // keys stay published. It returns the new kid.
 func (o *OIDCIssuer) Rotate() string {
-	k := newIssuerKey()
+	k := o.newIssuerKey()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.keys = append(o.keys, k)
