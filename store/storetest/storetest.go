@@ -45,8 +45,9 @@ type Options struct {
 	Reopen func(t *testing.T, s store.Store) store.Store
 }
 
-// Run runs the suite. open returns a new, empty store and closes it in
-// t.Cleanup; it is called once or more per subtest.
+// Run runs the suite, its subtests in parallel. open returns a new, empty
+// store and closes it in t.Cleanup; it is called once or more per subtest,
+// from several subtests at once.
 func Run(t *testing.T, open func(t *testing.T) store.Store, opts *Options) {
 	var o Options
 	if opts != nil {
@@ -62,25 +63,33 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts *Options) {
 		return []store.Store{s, o.Reopen(t, s)}
 	}
 
-	t.Run("Credential", func(t *testing.T) { testCredential(t, open(t)) })
-	t.Run("CredentialNotFound", func(t *testing.T) { testCredentialNotFound(t, open(t)) })
-	t.Run("CredentialTenants", func(t *testing.T) { testCredentialTenants(t, open(t)) })
-	t.Run("CredentialCopies", func(t *testing.T) { testCredentialCopies(t, open(t)) })
-	t.Run("Registration", func(t *testing.T) { testRegistration(t, open(t)) })
-	t.Run("Flow", func(t *testing.T) { testFlow(t, open(t)) })
-	t.Run("FlowTakenOnce", func(t *testing.T) { testFlowTakenOnce(t, handles(t)) })
-	t.Run("Interactions", func(t *testing.T) { testInteractions(t, open(t)) })
-	t.Run("Update", func(t *testing.T) { testUpdate(t, open(t)) })
-	t.Run("UpdateErrors", func(t *testing.T) { testUpdateErrors(t, open(t)) })
-	t.Run("UpdateCommitsAfterCancel", func(t *testing.T) { testUpdateCommitsAfterCancel(t, open(t)) })
-	t.Run("UpdatePanic", func(t *testing.T) { testUpdatePanic(t, open(t)) })
-	t.Run("UpdateExcludes", func(t *testing.T) { testUpdateExcludes(t, handles(t)) })
-	t.Run("UpdateReadersProceed", func(t *testing.T) { testUpdateReadersProceed(t, handles(t)) })
-	t.Run("UpdateWaitHonoursContext", func(t *testing.T) { testUpdateWaitHonoursContext(t, handles(t)) })
-	t.Run("Lock", func(t *testing.T) { testLock(t, handles(t)) })
-	t.Run("Log", func(t *testing.T) { testLog(t, open(t)) })
-	t.Run("LogBound", func(t *testing.T) { testLogBound(t, open(t)) })
-	t.Run("LogAcrossHandles", func(t *testing.T) { testLogAcrossHandles(t, handles(t)) })
+	// Each subtest has stores of its own, so they run side by side: most
+	// of their time is waiting on the backend or on a lock's timeout.
+	run := func(name string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f(t)
+		})
+	}
+	run("Credential", func(t *testing.T) { testCredential(t, open(t)) })
+	run("CredentialNotFound", func(t *testing.T) { testCredentialNotFound(t, open(t)) })
+	run("CredentialTenants", func(t *testing.T) { testCredentialTenants(t, open(t)) })
+	run("CredentialCopies", func(t *testing.T) { testCredentialCopies(t, open(t)) })
+	run("Registration", func(t *testing.T) { testRegistration(t, open(t)) })
+	run("Flow", func(t *testing.T) { testFlow(t, open(t)) })
+	run("FlowTakenOnce", func(t *testing.T) { testFlowTakenOnce(t, handles(t)) })
+	run("Interactions", func(t *testing.T) { testInteractions(t, open(t)) })
+	run("Update", func(t *testing.T) { testUpdate(t, open(t)) })
+	run("UpdateErrors", func(t *testing.T) { testUpdateErrors(t, open(t)) })
+	run("UpdateCommitsAfterCancel", func(t *testing.T) { testUpdateCommitsAfterCancel(t, open(t)) })
+	run("UpdatePanic", func(t *testing.T) { testUpdatePanic(t, open(t)) })
+	run("UpdateExcludes", func(t *testing.T) { testUpdateExcludes(t, handles(t)) })
+	run("UpdateReadersProceed", func(t *testing.T) { testUpdateReadersProceed(t, handles(t)) })
+	run("UpdateWaitHonoursContext", func(t *testing.T) { testUpdateWaitHonoursContext(t, handles(t)) })
+	run("Lock", func(t *testing.T) { testLock(t, handles(t)) })
+	run("Log", func(t *testing.T) { testLog(t, open(t)) })
+	run("LogBound", func(t *testing.T) { testLogBound(t, open(t)) })
+	run("LogAcrossHandles", func(t *testing.T) { testLogAcrossHandles(t, handles(t)) })
 	catalogs := func(t *testing.T, hs []store.Store) []store.CatalogStore {
 		var out []store.CatalogStore
 		for _, h := range hs {
@@ -92,9 +101,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts *Options) {
 		}
 		return out
 	}
-	t.Run("Catalog", func(t *testing.T) { testCatalog(t, catalogs(t, []store.Store{open(t)})[0]) })
-	t.Run("CatalogBound", func(t *testing.T) { testCatalogBound(t, catalogs(t, []store.Store{open(t)})[0]) })
-	t.Run("CatalogAcrossHandles", func(t *testing.T) { testCatalogAcrossHandles(t, catalogs(t, handles(t))) })
+	run("Catalog", func(t *testing.T) { testCatalog(t, catalogs(t, []store.Store{open(t)})[0]) })
+	run("CatalogBound", func(t *testing.T) { testCatalogBound(t, catalogs(t, []store.Store{open(t)})[0]) })
+	run("CatalogAcrossHandles", func(t *testing.T) { testCatalogAcrossHandles(t, catalogs(t, handles(t))) })
 }
 
 func sampleLogEntry(tenant string, i int) *store.LogEntry {
