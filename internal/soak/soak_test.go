@@ -97,8 +97,8 @@ func TestSoak(t *testing.T) {
 	if heapAfter > heapBefore+8<<20 {
 		t.Errorf("heap: %d KiB before, %d KiB after", heapBefore>>10, heapAfter>>10)
 	}
-	t.Logf("soak: goroutines before=%d after=%d; heap before=%d KiB after=%d KiB",
-		goroutinesBefore, goroutinesAfter, heapBefore>>10, heapAfter>>10)
+	t.Logf("soak %s: goroutines before=%d after=%d; heap before=%d KiB after=%d KiB",
+		t.Name(), goroutinesBefore, goroutinesAfter, heapBefore>>10, heapAfter>>10)
 }
 
 // outcome is how one call ended, as its caller saw it.
@@ -234,7 +234,7 @@ func soak(t *testing.T, calls int, versions []string, seed uint64) {
 	t.Logf("soak %s: calls=%d ok=%d failed=%d (timeouts %d) lost=%d duplicated=%d in %s",
 		t.Name(), calls, ok, failed, timeouts, lost, duplicated, elapsed.Round(time.Millisecond))
 	t.Logf("soak %s: requests=%d faults=%d: %s", t.Name(), requests, faults, strings.Join(kinds, " "))
-	t.Logf("soak %s: goroutines loaded=%d", t.Name(), goroutinesLoaded)
+	t.Logf("soak %s: goroutines loaded=%d (the process's: both generations run at once)", t.Name(), goroutinesLoaded)
 }
 
 // call makes call number i, every fourth through the gateway's call
