@@ -330,7 +330,8 @@ CREATE INDEX catalogs_summary ON catalogs (tenant, server, url, protocol, counts
 // which has SQLite parse the whole schema again. A new store is created
 // in half the time the migrations took: under the race detector, where
 // the test suite creates some 400 stores, 37 ms instead of 72. A process's
-// later new stores are copies of its first empty one (empty.go).
+// second and later new stores are copies of an empty store it makes
+// once (empty.go).
 const schema = `
 CREATE TABLE credentials (
 	tenant         TEXT NOT NULL,
