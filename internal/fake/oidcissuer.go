@@ -35,11 +35,13 @@ type OIDCIssuer struct {
 	mu        sync.Mutex
 	keys      []*issuerKey      // published, oldest first
 	current   *issuerKey        // signs new tokens
-	forger    *issuerKey        // never published; made on first use
 	held      []*rsa.PrivateKey // every key it took, given back when it stops
 	jwksGets  int
 	discovery int
 	down      bool
+
+	forgerOnce sync.Once
+	forger     *issuerKey // never published; made on first use, under forgerOnce
 }
 
 type issuerKey struct {
@@ -185,19 +187,8 @@ func (o *OIDCIssuer) Token(claims map[string]any) string {
 // Forge signs claims with a key the issuer never published, under kid:
 // what an attacker who knows the key IDs can make.
 func (o *OIDCIssuer) Forge(kid string, claims map[string]any) string {
-	o.mu.Lock()
-	k := o.forger
-	o.mu.Unlock()
-	if k == nil {
-		k = o.newIssuerKey()
-		o.mu.Lock()
-		if o.forger == nil {
-			o.forger = k
-		}
-		k = o.forger
-		o.mu.Unlock()
-	}
-	return SignRS256(k.priv, map[string]any{"alg": "RS256", "typ": "JWT", "kid": kid}, claims)
+	o.forgerOnce.Do(func() { o.forger = o.newIssuerKey() })
+	return SignRS256(o.forger.priv, map[string]any{"alg": "RS256", "typ": "JWT", "kid": kid}, claims)
 }
 
 // PublicKey is the current signing key's public half (for tests of
