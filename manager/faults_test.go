@@ -289,3 +289,47 @@ func TestIsRPCMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedConnectDoesNotHoldTheNext: a connect that fails after the
+// server gave it a session (here its first tools/list answers 503) ends
+// that session, and the server may hold the DELETE that ends it. The next
+// connect does not wait for that DELETE: a failed attempt's session is
+// closed in the background, not under the lock every connect takes.
+func TestFailedConnectDoesNotHoldTheNext(t *testing.T) {
+	t.Parallel()
+	var lists, deletes atomic.Int32
+	srv := fake.Start(t, &fake.Options{Versions: fake.SessionEra})
+	p := fake.StartFaultProxy(t, srv.URL, &fake.FaultOptions{Plan: func(r *fake.FaultRequest) fake.Fault {
+		switch {
+		case r.Method == "tools/list" && lists.Add(1) == 1:
+			return fake.Fault503
+		case r.HTTPMethod == http.MethodDelete && deletes.Add(1) == 1:
+			return fake.FaultStall
+		}
+		return fake.FaultNone
+	}})
+	m := newManager(t, nil, cfg("s", p.URL))
+
+	// The held DELETE lasts seconds (the go-sdk's bound on it is 5 s);
+	// a connect needs a fraction of that. Neither the failed connect's
+	// caller nor the next connect waits for it.
+	start := time.Now()
+	if err := m.Connect(ctxT(t, 10*time.Second), "s"); err == nil {
+		t.Fatal("connected although the first tools/list failed")
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the failed connect returned after %s: it waited for its session's DELETE", took.Round(time.Millisecond))
+	}
+	start = time.Now()
+	if err := m.Connect(ctxT(t, 2*time.Second), "s"); err != nil {
+		t.Fatalf("the connect after a failed one: %v (after %s)", err, time.Since(start).Round(time.Millisecond))
+	}
+	held := false
+	for _, r := range p.Records() {
+		held = held || (r.HTTPMethod == http.MethodDelete && r.Fault == fake.FaultStall)
+	}
+	if !held {
+		t.Error("the failed connect's session was never ended with a DELETE")
+	}
+	p.Close() // lets the held DELETE go, so closing the manager need not wait it out
+}

@@ -173,12 +173,19 @@ func (s *server) connectSerialized(ctx context.Context, a *attempt) {
 	if s.attempt == a {
 		s.attempt = nil
 	}
-	s.mu.Unlock()
-
 	if err != nil && sess != nil {
-		sess.close()
+		// Ending a session can wait seconds on a server that holds its
+		// DELETE; neither this attempt's callers nor the next attempt,
+		// which needs the lifecycle lock, wait for that. Counted under
+		// mu, as drop does.
+		s.m.wg.Add(1)
+		go func(sess *session) {
+			defer s.m.wg.Done()
+			sess.close()
+		}(sess)
 		sess = nil
 	}
+	s.mu.Unlock()
 	a.sess, a.err = sess, err
 }
 
