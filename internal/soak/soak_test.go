@@ -154,15 +154,17 @@ func soak(t *testing.T, calls int, versions []string, seed uint64) {
 	// through the manager: nothing may stay stuck on a request the
 	// proxy held.
 	proxy.Calm()
-	recovered := false
+	var why []string
 	for i := range 3 {
-		if o := call(m, g, calls+i); o.ok {
-			recovered = true
+		o := call(m, g, calls+i)
+		if o.ok {
+			why = nil
 			break
 		}
+		why = append(why, fmt.Sprintf("%q after %s", o.text, o.took.Round(time.Millisecond)))
 	}
-	if !recovered {
-		t.Errorf("with the faults gone, three calls in a row failed")
+	if why != nil {
+		t.Errorf("with the faults gone, three calls in a row failed: %s", strings.Join(why, "; "))
 	}
 
 	m.Close()
