@@ -60,6 +60,20 @@ func TestStemMeets(t *testing.T) {
 		{"process", "processes"},
 		{"reply", "replies", "replied"},
 		{"cache", "caches", "cached"},
+		{"api", "apis"}, {"uri", "uris"}, {"wiki", "wikis"}, {"emoji", "emojis"},
+		{"diff", "diffs", "diffing", "diffed"},
+		{"embed", "embeds", "embedding", "embedded"},
+		{"exceed", "exceeds", "exceeded", "exceeding"},
+		{"cancel", "canceled", "cancelled", "cancelling", "cancels"},
+		{"label", "labelled", "labeled", "labelling"},
+		{"install", "installed", "installing", "installs"},
+		{"color", "colour", "colours", "colored"},
+		{"organize", "organise", "organised", "organizing"},
+		{"organization", "organisation", "organisations"},
+		{"authorize", "authorise", "authorised", "authorising"},
+		{"analyze", "analyse", "analysed", "analysing"},
+		{"catalog", "catalogue", "catalogues"},
+		{"license", "licence", "licences"},
 	} {
 		want := stem(group[0])
 		for _, w := range group[1:] {
@@ -78,6 +92,10 @@ func TestStemKeepsApart(t *testing.T) {
 		{"address", "add"},
 		{"analysis", "analyze"},
 		{"need", "ne"},
+		{"redis", "redi"},
+		{"axis", "axi"},
+		{"call", "cal"},
+		{"fill", "fil"},
 	} {
 		if stem(pair[0]) == stem(pair[1]) {
 			t.Errorf("stem(%q) == stem(%q) == %q, want them apart", pair[0], pair[1], stem(pair[0]))

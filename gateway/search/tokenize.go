@@ -173,13 +173,15 @@ func stem(w string) string {
 	if len(w) <= 3 || !isASCIILower(w) {
 		return w
 	}
+	w = american(w)
+	orig := w
 	// Plurals and third person.
 	switch {
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
 		w = w[:len(w)-3] + "y"
 	case strings.HasSuffix(w, "sses"):
 		w = w[:len(w)-2]
-	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), singularIs(w):
 	case strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "zzes"):
 		w = w[:len(w)-2]
 	case strings.HasSuffix(w, "s"):
@@ -194,7 +196,19 @@ func stem(w string) string {
 	case strings.HasSuffix(w, "ed") && len(w) >= 5 && hasVowel(w[:len(w)-2]):
 		w = undouble(w[:len(w)-2])
 	}
+	// A word that itself ends in "ed" keeps meeting its forms:
+	// "embedding" and "embedded" leave "embed", as "embed" is stemmed.
+	if w != orig && strings.HasSuffix(w, "ed") && len(w) >= 5 && hasVowel(w[:len(w)-2]) {
+		w = w[:len(w)-2]
+	}
 	if strings.HasSuffix(w, "e") && len(w) > 3 {
+		w = w[:len(w)-1]
+	}
+	// A final double l after more than one syllable is one l, as in
+	// Porter's stemmer: "cancelled" and "cancel", "labelling" and
+	// "label" meet ("installed" and "install" meet as "instal"), while
+	// "call", "fill" and "spell" stay whole.
+	if strings.HasSuffix(w, "ll") && measure(w) > 1 {
 		w = w[:len(w)-1]
 	}
 	// A final y after a consonant is an i, as the plural's "ies" and a
@@ -204,6 +218,70 @@ func stem(w string) string {
 	}
 	return w
 }
+
+// measure is Porter's m: how many vowel-consonant sequences w has, so
+// "tr" 0, "call" 1, "cancel" 2.
+func measure(w string) int {
+	m := 0
+	prevVowel := false
+	for i := 0; i < len(w); i++ {
+		v := strings.IndexByte("aeiou", w[i]) >= 0 || (w[i] == 'y' && i > 0 && !prevVowel)
+		if prevVowel && !v {
+			m++
+		}
+		prevVowel = v
+	}
+	return m
+}
+
+// american spells a British form the American way, so that "colour",
+// "organisation", "authorised" and "catalogue" meet "color",
+// "organization", "authorized" and "catalog". -ise becomes -ize only in
+// words of seven letters or more, so "raise", "rise", "advise" and "revise"
+// stay apart from anything else.
+func american(w string) string {
+	if a, ok := britishWords[w]; ok {
+		return a
+	}
+	for _, r := range britishEndings {
+		if strings.HasSuffix(w, r.british) && len(w)-len(r.british) >= r.min {
+			return w[:len(w)-len(r.british)] + r.american
+		}
+	}
+	return w
+}
+
+var britishEndings = []struct {
+	british, american string
+	min               int // letters before the ending, at least
+}{
+	{"isations", "izations", 3}, {"isation", "ization", 3},
+	{"ising", "izing", 4}, {"ised", "ized", 4}, {"ises", "izes", 4}, {"iser", "izer", 4}, {"isers", "izers", 4}, {"ise", "ize", 4},
+	{"ysing", "yzing", 3}, {"ysed", "yzed", 3}, {"yses", "yzes", 6}, {"yse", "yze", 3},
+}
+
+// britishWords are British spellings that no ending rule catches, each
+// with its American form.
+var britishWords = func() map[string]string {
+	m := map[string]string{}
+	for _, pair := range strings.Fields(`
+		colour:color colours:colors coloured:colored behaviour:behavior behaviours:behaviors
+		favourite:favorite favourites:favorites favour:favor honour:honor labour:labor
+		neighbour:neighbor neighbours:neighbors flavour:flavor rumour:rumor humour:humor
+		centre:center centres:centers centred:centered metre:meter metres:meters litre:liter
+		fibre:fiber theatre:theater licence:license licences:licenses defence:defense
+		offence:offense catalogue:catalog catalogues:catalogs dialogue:dialog dialogues:dialogs
+		programme:program programmes:programs analogue:analog grey:gray greys:grays
+		cheque:check cheques:checks enrol:enroll enrolment:enrollment fulfil:fulfill
+		fulfilment:fulfillment instalment:installment travelled:traveled travelling:traveling
+		modelled:modeled modelling:modeling labelled:labeled labelling:labeling
+		cancelled:canceled cancelling:canceling signalled:signaled signalling:signaling
+		totalled:totaled queueing:queuing judgement:judgment ageing:aging`) {
+		b, a, _ := strings.Cut(pair, ":")
+		m[b] = a
+	}
+	return m
+}()
 
 func isASCIILower(w string) bool {
 	for i := 0; i < len(w); i++ {
@@ -216,11 +294,22 @@ func isASCIILower(w string) bool {
 
 func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
 
+// singularIs says a word ending in "is" is one thing ("analysis", "axis",
+// "redis"), not the plural of a word ending in i ("apis", "uris",
+// "wikis", "emojis").
+func singularIs(w string) bool {
+	return strings.HasSuffix(w, "sis") || strings.HasSuffix(w, "xis") || singularsInIs[w]
+}
+
+// singularsInIs are the words ending in "is" after neither s nor x that
+// software text uses as singulars.
+var singularsInIs = map[string]bool{"redis": true, "iris": true, "tennis": true, "travis": true, "paris": true}
+
 // undouble turns "committ" into "commit" and "stopp" into "stop", but keeps
-// "add", "call", "pass" and "buzz" whole.
+// "add", "call", "pass", "buzz" and "diff" whole.
 func undouble(w string) string {
 	n := len(w)
-	if n >= 4 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
+	if n >= 4 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouflsz", rune(w[n-1])) {
 		return w[:n-1]
 	}
 	return w
