@@ -52,7 +52,7 @@ func ratio(a, b float64) float64 {
 // switched off at a time (see ablations), for docs/performance.md.
 func BenchmarkSearchAblation(b *testing.B) {
 	d := data(b)
-	extra := extraQueries(b, d)
+	extra, second := extraQueries(b, d), secondQueries(b, d)
 	for _, a := range ablations {
 		b.Run(a.name, func(b *testing.B) {
 			c := defaultConfig
@@ -60,6 +60,7 @@ func BenchmarkSearchAblation(b *testing.B) {
 			rank := modelRanker(newIndex(d.docs, c))
 			m := evaluate(d, rank)
 			x := evaluateQueries(d, extra, rank)
+			f := evaluateQueries(d, second, rank)
 			for b.Loop() {
 			}
 			b.ReportMetric(m.tune.r5, "tune-r@5")
@@ -75,6 +76,8 @@ func BenchmarkSearchAblation(b *testing.B) {
 			b.ReportMetric(m.clean.r5, "clean-r@5")
 			b.ReportMetric(x.r5, "extra-r@5")
 			b.ReportMetric(x.mrr, "extra-mrr")
+			b.ReportMetric(f.r5, "second-r@5")
+			b.ReportMetric(f.mrr, "second-mrr")
 		})
 	}
 }

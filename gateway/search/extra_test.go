@@ -12,10 +12,26 @@ import (
 // tuning aids may show them, and they widen what a choice is made on.
 const extraNeedsFile = "testdata/extra-needs.jsonl"
 
+// secondNeedsFile holds a second such set, written later (2026-12-06) the
+// same way, for the same ten servers, without reading the dev queries (of
+// the extra needs, its author had seen the six the model missed and the
+// file's first five lines), and measured once before anything was changed
+// for it: recall@5 0.870, MRR 0.714 (docs/performance.md).
+const secondNeedsFile = "testdata/second-needs.jsonl"
+
 // extraQueries reads the extra needs; every expected tool must be in d.
 func extraQueries(tb testing.TB, d *evalData) []evalQuery {
+	return needsQueries(tb, d, extraNeedsFile)
+}
+
+// secondQueries reads the second needs; every expected tool must be in d.
+func secondQueries(tb testing.TB, d *evalData) []evalQuery {
+	return needsQueries(tb, d, secondNeedsFile)
+}
+
+func needsQueries(tb testing.TB, d *evalData, file string) []evalQuery {
 	tb.Helper()
-	needs, err := readNeeds(extraNeedsFile)
+	needs, err := readNeeds(file)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -28,7 +44,7 @@ func extraQueries(tb testing.TB, d *evalData) []evalQuery {
 		eq := evalQuery{text: q.Query, expect: map[string]bool{}, tuning: true, servers: true}
 		for _, e := range q.Expect {
 			if !known[e] {
-				tb.Fatalf("%s: %q expects %s, which the catalog does not have", extraNeedsFile, q.Query, e)
+				tb.Fatalf("%s: %q expects %s, which the catalog does not have", file, q.Query, e)
 			}
 			eq.expect[e] = true
 		}
@@ -60,18 +76,26 @@ func evaluateQueries(d *evalData, qs []evalQuery, rank func(string) []int) metri
 
 func TestExtraNeeds(t *testing.T) {
 	d := data(t)
-	qs := extraQueries(t, d)
-	m := evaluateQueries(d, qs, modelRanker(newIndex(d.docs, defaultConfig)))
-	t.Logf("model:    extra needs %v", m)
-	// Two queries under what was measured (64 of 71), as the dev floors.
-	if m.r5 < 0.87 {
-		t.Errorf("extra needs recall@5 = %.3f, want >= 0.87", m.r5)
-	}
-	t.Logf("model:    visible dev %v", evaluate(d, modelRanker(newIndex(d.docs, defaultConfig))).seen)
-	t.Logf("baseline: extra needs %v", evaluateQueries(d, qs, baselineRanker(d.docs)))
-	if *showMisses {
-		ix := newIndex(d.docs, defaultConfig)
-		for _, q := range qs {
+	ix := newIndex(d.docs, defaultConfig)
+	t.Logf("model:    visible dev %v", evaluate(d, modelRanker(ix)).seen)
+	for _, set := range []struct {
+		name  string
+		qs    []evalQuery
+		floor float64 // two queries under what was measured, as the dev floors
+	}{
+		{"extra needs", extraQueries(t, d), 0.87},   // 65 of 71 measured
+		{"second needs", secondQueries(t, d), 0.89}, // 64 of 69 measured
+	} {
+		m := evaluateQueries(d, set.qs, modelRanker(ix))
+		t.Logf("model:    %s %v", set.name, m)
+		t.Logf("baseline: %s %v", set.name, evaluateQueries(d, set.qs, baselineRanker(d.docs)))
+		if m.r5 < set.floor {
+			t.Errorf("%s recall@5 = %.3f, want >= %.2f", set.name, m.r5, set.floor)
+		}
+		if !*showMisses {
+			continue
+		}
+		for _, q := range set.qs {
 			top := modelRanker(ix)(q.text)
 			if rr := reciprocalRank(d, q, top); rr == 0 {
 				var got []string

@@ -356,13 +356,14 @@ func TestSearchQualityFloor(t *testing.T) {
 	clean := evaluate(d, modelRanker(newIndex(d.docs, c)))
 	t.Logf("clean (no held-out-inspired wording): held-out %v", clean.held)
 	// Each floor is two queries below the figure as measured (see
-	// docs/performance.md), so that one changed query does not fail it.
+	// docs/performance.md), so that one changed query does not fail it;
+	// but held-out recall@5 is held at Step 8's bar, 0.90.
 	for _, f := range []struct {
 		name       string
 		got, floor float64
 	}{
-		{"held-out recall@5", got.held.r5, 0.865},            // 68 of 76 measured
-		{"held-out MRR@5", got.held.mrr, 0.73},               // 0.768 measured
+		{"held-out recall@5", got.held.r5, 0.90},             // 69 of 76 measured
+		{"held-out MRR@5", got.held.mrr, 0.73},               // 0.772 measured
 		{"clean held-out recall@5", clean.held.r5, 0.825},    // 65 of 76 measured
 		{"tuning recall@5", got.tune.r5, 0.89},               // 68 of 74 measured
 		{"held-out servers' recall@5", got.srvHeld.r5, 0.84}, // 60 of 69 measured
@@ -545,8 +546,9 @@ var ablations = []ablation{
 	{"no-synonyms", func(c *config) { c.synonyms = false }},
 	{"issue-thesaurus-only", func(c *config) { c.thesaurus = issueThesaurus }},
 	{"no-held-out-inspired", func(c *config) { c.thesaurus = withoutHeldOutInspired(c.thesaurus) }},
-	{"no-general-vocabulary", func(c *config) { c.thesaurus = slices.Concat(tunedGroups, extraGroups) }},
-	{"no-extra-needs-vocabulary", func(c *config) { c.thesaurus = slices.Concat(tunedGroups, generalGroups) }},
+	{"no-general-vocabulary", func(c *config) { c.thesaurus = slices.Concat(tunedGroups, extraGroups, secondGroups) }},
+	{"no-extra-needs-vocabulary", func(c *config) { c.thesaurus = slices.Concat(tunedGroups, generalGroups, secondGroups) }},
+	{"no-second-needs-vocabulary", func(c *config) { c.thesaurus = slices.Concat(tunedGroups, generalGroups, extraGroups) }},
 	{"no-held-out-server-evidence", func(c *config) { c.thesaurus = withoutServerEvidence(c.thesaurus) }},
 	{"no-derived-forms", func(c *config) { c.derived = false }},
 	{"no-compounds", func(c *config) { c.compounds = false }},
@@ -562,6 +564,7 @@ var ablations = []ablation{
 	{"no-server-instructions", func(c *config) { c.instructions = 0 }},
 	{"with-associations", func(c *config) { c.assoc = 0.3 }},
 	{"no-payload", func(c *config) { c.payload = 1 }},
+	{"no-names", func(c *config) { c.names = false }},
 	{"no-imperative", func(c *config) { c.imperative = 0 }},
 	{"no-question", func(c *config) { c.question = 0 }},
 	{"no-server-field", func(c *config) { c.weight[fieldServer] = 0 }},

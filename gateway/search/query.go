@@ -45,17 +45,24 @@ func (ix *Index) qtokens(s string) []qtoken {
 	return toks
 }
 
-// Content a query carries rather than asks about: quoted text and what
-// follows "saying". The words of "post 'deploy finished' in #releases" that
+// Content a query carries rather than asks about: quoted text, what
+// follows "saying", and a name given after "called". The words of "post 'deploy finished' in #releases" that
 // find the tool are "post" and "releases", not "deploy" and "finished".
 var (
 	quotedRe = regexp.MustCompile(`(?:^|[\s(:,])(?:'([^']+)'|"([^"]+)"|“([^”]+)”|‘([^’]+)’)`)
 	sayingRe = regexp.MustCompile(`(?i)\b(?:saying|that says|which says|to say|so (?:that )?(?:i|we|you) can)\b[^.!?]*`)
+	// A name given to what the need makes or finds: "a folder called
+	// reports", "the doc titled Q3 Plan". The name is the word after, and
+	// the capitalized words and identifiers that follow it.
+	namedRe = regexp.MustCompile(`\b(?:[Cc]alled|[Nn]amed|[Tt]itled)\s+([^\s'"“‘]+)(?:\s+[A-Z0-9][^\s]*)*`)
 )
 
-// segments splits query into its asking and its payload parts, in order.
-func segments(query string) (parts []string, payload []bool) {
-	if !strings.ContainsAny(query, "'\"“‘") && !strings.Contains(strings.ToLower(query), "sa") && !strings.Contains(query, "so ") {
+// segments splits query into its asking and its payload parts, in order;
+// with names, a name given after "called" is payload too.
+func segments(query string, names bool) (parts []string, payload []bool) {
+	lower := strings.ToLower(query)
+	named := names && (strings.Contains(lower, "called") || strings.Contains(lower, "named") || strings.Contains(lower, "titled"))
+	if !named && !strings.ContainsAny(query, "'\"“‘") && !strings.Contains(lower, "sa") && !strings.Contains(query, "so ") {
 		return []string{query}, []bool{false}
 	}
 	var spans [][2]int
@@ -68,6 +75,14 @@ func segments(query string) (parts []string, payload []bool) {
 	}
 	for _, m := range sayingRe.FindAllStringIndex(query, -1) {
 		spans = append(spans, [2]int{m[0], m[1]})
+	}
+	if named {
+		for _, m := range namedRe.FindAllStringSubmatchIndex(query, -1) {
+			// "who called the API?": a verb, not a name.
+			if !stopwords[strings.ToLower(query[m[2]:m[3]])] {
+				spans = append(spans, [2]int{m[0], m[1]})
+			}
+		}
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
 	at := 0
@@ -182,7 +197,7 @@ func (ix *Index) concepts(query string, entities bool) []concept {
 	}
 	var toks []qtoken
 	if ix.cfg.payload < 1 {
-		parts, payload := segments(query)
+		parts, payload := segments(query, ix.cfg.names)
 		for i, p := range parts {
 			ts := ix.qtokens(p)
 			for j := range ts {

@@ -30,8 +30,9 @@
 // path or a bare file name ("config.yaml") as a file, "ENG-120" as an
 // issue, "acme/web" as a repository, "Friday at 2pm" or "the last 7 days"
 // as a date. Quoted
-// text and what follows "saying" is the content to send, not the need, and
-// counts for less; the verb a command starts with counts for more; and a
+// text, what follows "saying" and the name after "called" ("a folder
+// called invoices") are the content to send, not the need, and count for
+// less; the verb a command starts with counts for more; and a
 // question ("which buckets are there?") leans towards listing and
 // searching tools.
 //
@@ -142,6 +143,7 @@ type config struct {
 	imperative    float64 // extra weight of the verb a command starts with
 	question      float64 // weight of the listing and searching a question implies
 	payload       float64 // weight of words that are the content to send, not the need ("saying …", quotes)
+	names         bool    // with payload: a name after "called", "named" or "titled" is payload
 	coord         float64 // how much a tool's score follows the share of the query's concepts it has
 	instructions  float64 // how much a concept only the tool's server's instructions have counts in that share
 	assoc         float64 // weight of a term the catalog uses with a query word, times their association (0: off)
@@ -169,6 +171,7 @@ var defaultConfig = config{
 	unionIDF:      true,
 	coverage:      2,
 	payload:       0.3,
+	names:         true,
 	imperative:    0.25,
 	question:      0.5,
 	coord:         0.5,

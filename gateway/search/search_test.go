@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -346,5 +347,46 @@ func TestEntityKindsRank(t *testing.T) {
 		if len(hits) == 0 || docs[hits[0].Doc].Tool != tt.want {
 			t.Errorf("Search(%q) = %v, want %s first", tt.query, hits, tt.want)
 		}
+	}
+}
+
+func TestSegmentsTakeNamesAsPayload(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string // the payload parts
+	}{
+		{"make a folder called reports in my project dir", []string{"called reports"}},
+		{"Start a new doc titled Q3 Plan for the team", []string{"titled Q3 Plan"}},
+		{"create a channel named dev-ops", []string{"named dev-ops"}},
+		{"who called the API?", nil}, // a verb, not a name
+		{"list every file", nil},
+	}
+	for _, tt := range tests {
+		parts, payload := segments(tt.in, true)
+		var got []string
+		for i, p := range parts {
+			if payload[i] {
+				got = append(got, p)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("segments(%q) payload = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestNamesRank: the name a need gives what it makes does not decide
+// which tool makes it.
+func TestNamesRank(t *testing.T) {
+	docs := []Doc{
+		{Server: "fs", Tool: "create_directory", Description: "Create a new directory"},
+		{Server: "fs", Tool: "list_directory", Description: "List the files of a directory"},
+		{Server: "billing", Tool: "create_invoice", Description: "Create an invoice for a customer"},
+		{Server: "billing", Tool: "list_invoices", Description: "List invoices"},
+	}
+	ix := New(docs)
+	hits := ix.Search("make a folder called invoices", 1)
+	if len(hits) == 0 || docs[hits[0].Doc].Tool != "create_directory" {
+		t.Errorf("Search = %v, want create_directory first", hits)
 	}
 }
