@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -147,5 +148,15 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 	}()
 	defer func() { cancel(); <-watched }()
 	m.Start(ctx)
-	return front.Run(ctx, serve.StdioTransport(app.IO.In, app.IO.Out))
+	in, out := app.IO.In, app.IO.Out
+	if app.ownsProcess {
+		// The process's own stdin and stdout: read and written on the
+		// runtime's poller when they are pipes (pollable).
+		pin, doneIn := pollable(in)
+		defer doneIn()
+		pout, doneOut := pollable(out)
+		defer doneOut()
+		in, out = pin.(io.Reader), pout.(io.Writer)
+	}
+	return front.Run(ctx, serve.StdioTransport(in, out))
 }
