@@ -174,15 +174,9 @@ func (s *server) connectSerialized(ctx context.Context, a *attempt) {
 		s.attempt = nil
 	}
 	if err != nil && sess != nil {
-		// Ending a session can wait seconds on a server that holds its
-		// DELETE; neither this attempt's callers nor the next attempt,
-		// which needs the lifecycle lock, wait for that. Counted under
-		// mu, as drop does.
-		s.m.wg.Add(1)
-		go func(sess *session) {
-			defer s.m.wg.Done()
-			sess.close()
-		}(sess)
+		// Neither this attempt's callers nor the next attempt, which
+		// needs the lifecycle lock, wait for its session to end.
+		s.closeLaterLocked(sess)
 		sess = nil
 	}
 	s.mu.Unlock()
@@ -248,17 +242,25 @@ func (s *server) drop(sess *session, state mcpgate.State, e *mcpgate.Error) bool
 		s.state = mcpgate.StateNeedsAuth
 	}
 	// Closing waits for the session's goroutines, one of which may be the
-	// caller; close in the background, tracked by the manager. Counted
-	// under mu: Manager.Close takes every server's mu (disconnect) before
-	// it waits, so the count cannot grow while it waits.
-	s.m.wg.Add(1)
+	// caller.
+	s.closeLaterLocked(sess)
 	s.mu.Unlock()
+	s.notify()
+	return true
+}
+
+// closeLaterLocked closes sess in the background, tracked by the manager:
+// closing waits for the session's goroutines, and in the session era for
+// a DELETE a server may hold for seconds, which no caller should wait
+// for. Called with mu held, so the count is taken under it: Manager.Close
+// takes every server's mu (disconnect) before it waits, so the count
+// cannot grow while it waits.
+func (s *server) closeLaterLocked(sess *session) {
+	s.m.wg.Add(1)
 	go func() {
 		defer s.m.wg.Done()
 		sess.close()
 	}()
-	s.notify()
-	return true
 }
 
 // probe checks whether sess still works after something suspicious (a

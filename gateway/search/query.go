@@ -46,8 +46,9 @@ func (ix *Index) qtokens(s string) []qtoken {
 }
 
 // Content a query carries rather than asks about: quoted text, what
-// follows "saying", and a name given after "called". The words of "post 'deploy finished' in #releases" that
-// find the tool are "post" and "releases", not "deploy" and "finished".
+// follows "saying", and a name given after "called". The words of "post
+// 'deploy finished' in #releases" that find the tool are "post" and
+// "releases", not "deploy" and "finished".
 var (
 	quotedRe = regexp.MustCompile(`(?:^|[\s(:,])(?:'([^']+)'|"([^"]+)"|“([^”]+)”|‘([^’]+)’)`)
 	sayingRe = regexp.MustCompile(`(?i)\b(?:saying|that says|which says|to say|so (?:that )?(?:i|we|you) can)\b[^.!?]*`)

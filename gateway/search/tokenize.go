@@ -193,12 +193,12 @@ func stem(w string) string {
 		w = w[:len(w)-3] + "y"
 	case strings.HasSuffix(w, "ing") && len(w) >= 6 && hasVowel(w[:len(w)-3]):
 		w = undouble(w[:len(w)-3])
-	case strings.HasSuffix(w, "ed") && len(w) >= 5 && hasVowel(w[:len(w)-2]):
+	case pastTense(w):
 		w = undouble(w[:len(w)-2])
 	}
 	// A word that itself ends in "ed" keeps meeting its forms:
 	// "embedding" and "embedded" leave "embed", as "embed" is stemmed.
-	if w != orig && strings.HasSuffix(w, "ed") && len(w) >= 5 && hasVowel(w[:len(w)-2]) {
+	if w != orig && pastTense(w) {
 		w = w[:len(w)-2]
 	}
 	if strings.HasSuffix(w, "e") && len(w) > 3 {
@@ -261,7 +261,8 @@ var britishEndings = []struct {
 }
 
 // britishWords are British spellings that no ending rule catches, each
-// with its American form.
+// with its American form. (A doubled l, "cancelled", "travelling",
+// "enrol" and "enroll", meets by stem's rule for a final double l.)
 var britishWords = func() map[string]string {
 	m := map[string]string{}
 	for _, pair := range strings.Fields(`
@@ -272,11 +273,8 @@ var britishWords = func() map[string]string {
 		fibre:fiber theatre:theater licence:license licences:licenses defence:defense
 		offence:offense catalogue:catalog catalogues:catalogs dialogue:dialog dialogues:dialogs
 		programme:program programmes:programs analogue:analog grey:gray greys:grays
-		cheque:check cheques:checks enrol:enroll enrolment:enrollment fulfil:fulfill
-		fulfilment:fulfillment instalment:installment travelled:traveled travelling:traveling
-		modelled:modeled modelling:modeling labelled:labeled labelling:labeling
-		cancelled:canceled cancelling:canceling signalled:signaled signalling:signaling
-		totalled:totaled queueing:queuing judgement:judgment ageing:aging`) {
+		cheque:check cheques:checks enrolment:enrollment fulfilment:fulfillment
+		instalment:installment queueing:queuing judgement:judgment ageing:aging`) {
 		b, a, _ := strings.Cut(pair, ":")
 		m[b] = a
 	}
@@ -293,6 +291,12 @@ func isASCIILower(w string) bool {
 }
 
 func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
+
+// pastTense says w ends in an "ed" the stemmer takes off: after a stem of
+// three letters or more that has a vowel.
+func pastTense(w string) bool {
+	return strings.HasSuffix(w, "ed") && len(w) >= 5 && hasVowel(w[:len(w)-2])
+}
 
 // singularIs says a word ending in "is" is one thing ("analysis", "axis",
 // "redis"), not the plural of a word ending in i ("apis", "uris",
