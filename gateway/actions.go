@@ -260,7 +260,7 @@ func (g *Gateway) Search(ctx context.Context, query, server string, limit int) (
 	keep := false
 	if g.cache != nil && server == "" {
 		if key, keep = g.indexKey(); keep {
-			if hits, ok := g.searchCached(ctx, key, query, limit); ok {
+			if hits, ok := g.searchCached(key, query, limit); ok {
 				return hits, nil, nil
 			}
 		}

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -63,14 +62,15 @@ func (g *Gateway) indexKey() (key [sha256.Size]byte, ok bool) {
 
 // cachedIndexMagic starts a kept index; its last byte is the format's
 // version.
-const cachedIndexMagic = "mcpgate gateway index\x00\x02"
+const cachedIndexMagic = "mcpgate gateway index\x00\x03"
 
 // searchCached answers Search from the kept index under key: it ranks
-// with it, then reads the catalogs of only the servers of the hits, and
-// finds each hit's entry by its place among that server's entries. ok is
-// false when nothing usable is kept, or a hit's entry is not where the
-// kept index says (the caller then searches as if nothing were kept).
-func (g *Gateway) searchCached(ctx context.Context, key [sha256.Size]byte, query string, limit int) (hits []SearchHit, ok bool) {
+// with it and answers with the name and description each tool's document
+// was kept with, reading no catalog. The key digests every stored
+// catalog, title, instructions and setting the index was made from, so
+// what was kept is what those catalogs say. ok is false when nothing
+// usable is kept (the caller then searches as if nothing were kept).
+func (g *Gateway) searchCached(key [sha256.Size]byte, query string, limit int) (hits []SearchHit, ok bool) {
 	data := g.cache.Load(key)
 	if data == nil {
 		return nil, false
@@ -83,7 +83,6 @@ func (g *Gateway) searchCached(ctx context.Context, key [sha256.Size]byte, query
 	if err != nil || ix.Len() != len(refs) {
 		return nil, false
 	}
-	entries := map[string][]entry{}
 	for _, h := range ix.Search(query, len(refs)) { // rank everything, then keep the tools
 		if h.Doc >= len(refs) {
 			return nil, false
@@ -92,20 +91,7 @@ func (g *Gateway) searchCached(ctx context.Context, key [sha256.Size]byte, query
 		if r.kind != kindTool {
 			continue
 		}
-		es, read := entries[r.server]
-		if !read {
-			byServer, failed, err := g.catalogOf(ctx, r.server)
-			if err != nil || len(failed) > 0 {
-				return nil, false
-			}
-			es = sortedEntries(map[string][]entry{"": byServer[r.server]})
-			entries[r.server] = es
-		}
-		if len(es) != r.of || r.pos >= len(es) || es[r.pos].kind != r.kind || es[r.pos].name() != r.name {
-			return nil, false
-		}
-		e := es[r.pos]
-		hits = append(hits, SearchHit{Server: e.server, Tool: e.tool.Name, Score: h.Score, Description: e.tool.Description})
+		hits = append(hits, SearchHit{Server: r.server, Tool: r.name, Score: h.Score, Description: string(r.description)})
 		if len(hits) == limit {
 			break
 		}
@@ -125,9 +111,9 @@ func (g *Gateway) saveIndex(key [sha256.Size]byte) {
 	}
 }
 
-// snapshot writes down the index with the place of each document's
-// entry, if the index was built whole (by search.New) and has not changed
-// since.
+// snapshot writes down the index with what each document stands for
+// (server, kind, name, and a tool's description), if the index was built
+// whole (by search.New) and has not changed since.
 func (c *catalogIndex) snapshot() ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -156,18 +142,22 @@ func (c *catalogIndex) snapshot() ([]byte, bool) {
 	for _, r := range c.refs {
 		b = append(b, kindCodes[r.kind])
 		b = appendString(b, r.name())
+		if r.kind == kindTool {
+			b = appendString(b, r.tool.Description)
+		}
 	}
 	b, err := c.ix.AppendSnapshot(b)
 	return b, err == nil
 }
 
-// cachedRef is where a kept index's document came from: the entry at pos
-// of the of entries of server, of kind, named name.
+// cachedRef is what a kept index's document stands for: an entry of
+// server, of kind, named name, and a tool's description (left in the
+// kept bytes until a search answers with it).
 type cachedRef struct {
-	server  string
-	kind    kind
-	name    string
-	pos, of int
+	server      string
+	kind        kind
+	name        string
+	description []byte
 }
 
 var kindCodes = map[kind]byte{kindTool: 1, kindPrompt: 2, kindResource: 3, kindTemplate: 4}
@@ -210,8 +200,8 @@ func decodeRefs(b []byte) ([]cachedRef, []byte, error) {
 		if !ok1 || !ok2 || n > uint64(len(b)) || uint64(len(refs))+n > uint64(len(b)) {
 			return nil, nil, errCachedIndex
 		}
-		for i := range int(n) {
-			refs = append(refs, cachedRef{server: server, pos: i, of: int(n)})
+		for range n {
+			refs = append(refs, cachedRef{server: server})
 		}
 	}
 	codes := map[byte]kind{}
@@ -229,6 +219,14 @@ func decodeRefs(b []byte) ([]cachedRef, []byte, error) {
 			return nil, nil, errCachedIndex
 		}
 		refs[i].kind, refs[i].name = k, name
+		if k == kindTool {
+			n, ok := next()
+			if !ok || n > uint64(len(b)) {
+				return nil, nil, errCachedIndex
+			}
+			refs[i].description = b[:n:n]
+			b = b[n:]
+		}
 	}
 	return refs, b, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/fake"
 	"github.com/mcpgate/mcpgate/manager"
+	"github.com/mcpgate/mcpgate/store"
 )
 
 // memIndexCache is an IndexCache in memory that counts what it is asked.
@@ -43,6 +44,26 @@ func (c *memIndexCache) Save(key [sha256.Size]byte, data []byte) {
 	c.key, c.data = key, bytes.Clone(data)
 }
 
+// countedCatalogs counts the stored catalogs read whole.
+type countedCatalogs struct {
+	store.CatalogStore
+	mu   sync.Mutex
+	gets int
+}
+
+func (c *countedCatalogs) GetCatalog(ctx context.Context, tenant, server string) (*store.Catalog, error) {
+	c.mu.Lock()
+	c.gets++
+	c.mu.Unlock()
+	return c.CatalogStore.GetCatalog(ctx, tenant, server)
+}
+
+func (c *countedCatalogs) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gets
+}
+
 // toolsPage is a tools/list result of tools named and described so.
 func toolsPage(tools ...[2]string) func(string) json.RawMessage {
 	var list []map[string]any
@@ -60,8 +81,9 @@ var keptQueries = []string{"open a pull request on my repository", "send a messa
 // TestKeptIndexAnswersAsTheLiveCatalogs: with an IndexCache, a search
 // over stored catalogs answers exactly as one over the live catalogs
 // (same hits, order and scores); the next process ranks with the index
-// the first kept, without building it; and a changed stored catalog or a
-// tool disabled since is never answered from the kept index.
+// the first kept, without building it or reading any stored catalog; and
+// a changed stored catalog or a tool disabled since is never answered
+// from the kept index.
 func TestKeptIndexAnswersAsTheLiveCatalogs(t *testing.T) {
 	demo := fake.Start(t, nil)
 	gh := fake.StartHostile(t, fake.HostileOptions{ToolsList: toolsPage(
@@ -72,7 +94,7 @@ func TestKeptIndexAnswersAsTheLiveCatalogs(t *testing.T) {
 		[2]string{"post_message", "Post a message to a channel"},
 		[2]string{"list_channels", "List the channels of the team"})})
 	servers := []mcpgate.ServerConfig{cfg("chat", chat.URL), cfg("demo", demo.URL), cfg("gh", gh.URL)}
-	st := sqliteStore(t)
+	st := &countedCatalogs{CatalogStore: sqliteStore(t)}
 	// A process: a manager and its gateway, closed (its catalogs written)
 	// once it has answered.
 	answers := func(servers []mcpgate.ServerConfig, cache gateway.IndexCache) map[string][]gateway.SearchHit {
@@ -110,7 +132,7 @@ func TestKeptIndexAnswersAsTheLiveCatalogs(t *testing.T) {
 	if cache.saves != 1 {
 		t.Fatalf("the index over stored catalogs was kept %d times, want once", cache.saves)
 	}
-	hits := cache.hits
+	hits, gets := cache.hits, st.count()
 	if got := answers(servers, cache); !cmp.Equal(got, live) {
 		t.Errorf("from the kept index:\n%v\nwant, as live:\n%v", got, live)
 	}
@@ -120,6 +142,9 @@ func TestKeptIndexAnswersAsTheLiveCatalogs(t *testing.T) {
 	}
 	if n := connects() - before; n != 0 {
 		t.Errorf("searches over stored catalogs connected or listed %d times", n)
+	}
+	if n := st.count() - gets; n != 0 {
+		t.Errorf("searches from the kept index read %d stored catalogs, want none", n)
 	}
 
 	// Another stored catalog for chat: a message tool that now talks of
