@@ -19,7 +19,9 @@ import (
 // cache must give data back only to the program that saved it (the
 // command's cache file names the program's build).
 type IndexCache interface {
-	// Load returns the data last saved under key, or nil.
+	// Load returns the data last saved under key, or nil. The gateway
+	// reads the index in place (search.Load): the cache must not change
+	// what it returned.
 	Load(key [sha256.Size]byte) []byte
 	// Save keeps data under key, in place of what was kept before.
 	// Failing is not an error: the next process builds the index anew.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // An index can be written down and read back, so that a process started
@@ -100,10 +101,15 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 // default model. Data that is not a whole snapshot, or whose parts do not
 // fit together, is refused with an error wrapping [ErrSnapshot]; it never
 // yields a partial index.
+//
+// The index keeps data: its terms and server IDs are parts of it, not
+// copies, so data must not change while the index is in use.
 func Load(data []byte) (*Index, error) {
-	// One copy of the whole as a string: every term and server ID is a
-	// part of it, not an allocation of its own.
-	r := &reader{s: string(data)}
+	// Read in place: every term and server ID is a part of data, neither
+	// an allocation of its own nor a copy of the whole. A process started
+	// for one search reads the snapshot once and touches no more memory
+	// than it must (where a page fault is dear, each fresh page costs).
+	r := &reader{s: unsafe.String(unsafe.SliceData(data), len(data))}
 	if r.take(len(snapshotMagic)) != snapshotMagic {
 		return nil, ErrSnapshot
 	}
