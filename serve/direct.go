@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -169,19 +170,39 @@ func (f *Front) Sync(ctx context.Context) {
 	if len(gone) > 0 {
 		f.server.RemoveTools(gone...)
 	}
-	for _, d := range add {
-		def := *d.Def
-		def.Description = "[" + d.Server + "] " + def.Description
-		if err := guard(func() { f.server.AddTool(&def, f.directHandler(d)) }); err != nil {
-			f.opts.Logger.Warn("serve: a remote tool could not be offered", "server", d.Server, "error", err)
-			f.regMu.Lock()
-			delete(f.direct, d.Name)
-			f.regMu.Unlock()
-		}
+	// The go-sdk checks each schema it is given by encoding and decoding
+	// it twice, most of what mirroring a large catalog costs; one tool's
+	// registration does not wait for another's, so they go side by side.
+	var wg sync.WaitGroup
+	work := make(chan gateway.Descriptor)
+	for range min(runtime.GOMAXPROCS(0), len(add)) {
+		wg.Go(func() {
+			for d := range work {
+				f.addDirect(d)
+			}
+		})
 	}
+	for _, d := range add {
+		work <- d
+	}
+	close(work)
+	wg.Wait()
 	f.syncPrompts(ctx, b)
 	f.syncResources(ctx, b)
 	f.syncTemplates(ctx, b)
+}
+
+// addDirect registers a bridged tool with the go-sdk server, or, when
+// the go-sdk refuses its definition, forgets it and says so.
+func (f *Front) addDirect(d gateway.Descriptor) {
+	def := *d.Def
+	def.Description = "[" + d.Server + "] " + def.Description
+	if err := guard(func() { f.server.AddTool(&def, f.directHandler(d)) }); err != nil {
+		f.opts.Logger.Warn("serve: a remote tool could not be offered", "server", d.Server, "error", err)
+		f.regMu.Lock()
+		delete(f.direct, d.Name)
+		f.regMu.Unlock()
+	}
 }
 
 // guard runs a go-sdk registration, which panics on definitions it
