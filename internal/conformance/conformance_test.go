@@ -46,7 +46,7 @@ var notRequired = regexp.MustCompile(`^sep-2640-`)
 func TestConformance(t *testing.T) {
 	tools := nodetest.Find(t)
 	// The two lists (a node start each) while the binaries build.
-	var required, all []string
+	var required, all []scenario
 	var errRequired, errAll error
 	var listing sync.WaitGroup
 	listing.Go(func() { required, errRequired = scenarios(tools, "--client", "--requirements", revision) })
@@ -62,37 +62,63 @@ func TestConformance(t *testing.T) {
 
 	// A run alone starts node, the driver and several mcpgate processes,
 	// and mostly waits on loopback; a few at a time keep it quick without
-	// starving the machine.
+	// starving the machine. The same run is made once: its verdict is
+	// kept for a second set that asks for it again.
 	sem := make(chan struct{}, 4)
+	var mu sync.Mutex
+	verdicts := map[string]string{}
 	alone := func(t *testing.T, sc string, extra ...string) {
-		sem <- struct{}{}
-		defer func() { <-sem }()
-		runScenario(t, tools, bins, sc, extra...)
+		if why, ok := pending[strings.TrimPrefix(t.Name(), "TestConformance/")]; ok {
+			t.Skip("pending: " + why)
+		}
+		key := strings.Join(append([]string{sc}, extra...), " ")
+		mu.Lock()
+		failure, ran := verdicts[key]
+		mu.Unlock()
+		if !ran {
+			sem <- struct{}{}
+			failure = runScenario(tools, bins, sc, extra...)
+			<-sem
+			mu.Lock()
+			verdicts[key] = failure
+			mu.Unlock()
+		}
+		if failure != "" {
+			t.Error(failure)
+		}
 	}
+	atRevision := []string{"--spec-version", revision, "--force"}
 	t.Run(revision, func(t *testing.T) {
 		clean := runSuite(t, tools, bins, "--requirements", revision)
 		for _, sc := range required {
-			t.Run(sc, func(t *testing.T) {
+			t.Run(sc.name, func(t *testing.T) {
 				t.Parallel()
-				if clean[sc] {
+				if clean[sc.name] {
 					return
 				}
-				alone(t, sc, "--spec-version", revision, "--force")
+				alone(t, sc.name, atRevision...)
 			})
 		}
 	})
 	t.Run("all", func(t *testing.T) {
 		clean := runSuite(t, tools, bins, "--suite", "all")
 		for _, sc := range all {
-			if notRequired.MatchString(sc) {
+			if notRequired.MatchString(sc.name) {
 				continue
 			}
-			t.Run(sc, func(t *testing.T) {
+			t.Run(sc.name, func(t *testing.T) {
 				t.Parallel()
-				if clean[sc] {
+				if clean[sc.name] {
 					return
 				}
-				alone(t, sc)
+				// Alone, the suite runs a scenario at the revision that
+				// introduced it, so one that exists only at revision is
+				// the very run the first set made.
+				if slices.Equal(sc.versions, []string{revision}) {
+					alone(t, sc.name, atRevision...)
+				} else {
+					alone(t, sc.name)
+				}
 			})
 		}
 	})
@@ -115,19 +141,27 @@ func build(t *testing.T) binaries {
 	}
 }
 
-var listed = regexp.MustCompile(`^\s+- (\S+)`)
+// listed is a scenario's line in the suite's list: its name, and the
+// spec versions it applies at ("[2025-11-25,2026-07-28]", "[extension]").
+var listed = regexp.MustCompile(`^\s+- (\S+)(?: \[([^\]]*)\])?`)
+
+// scenario is a client scenario as the suite lists it.
+type scenario struct {
+	name     string
+	versions []string
+}
 
 // scenarios lists client scenarios as the suite names them. With
 // --requirements only the scored ones count: the list stops where the
 // suite starts naming those it runs without scoring.
-func scenarios(tools *nodetest.Tools, args ...string) ([]string, error) {
+func scenarios(tools *nodetest.Tools, args ...string) ([]scenario, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := tools.Command(ctx, "conformance", append([]string{"list"}, args...)...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("conformance list %s: %v", strings.Join(args, " "), err)
 	}
-	var names []string
+	var list []scenario
 	inClient := false
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
@@ -141,11 +175,15 @@ func scenarios(tools *nodetest.Tools, args ...string) ([]string, error) {
 			inClient = false
 		case inClient:
 			if m := listed.FindStringSubmatch(line); m != nil {
-				names = append(names, m[1])
+				s := scenario{name: m[1]}
+				if m[2] != "" {
+					s.versions = strings.Split(m[2], ",")
+				}
+				list = append(list, s)
 			}
 		}
 	}
-	return names, nil
+	return list, nil
 }
 
 // runSuite runs a whole set of scenarios in one process of the suite, its
@@ -219,13 +257,14 @@ func passedClean(dir string) bool {
 // exitedZero is the line the driver prints last when it exits 0.
 const exitedZero = "driver: exit 0"
 
-// runScenario runs one scenario alone and fails the test unless the suite
-// judges it passed.
-func runScenario(t *testing.T, tools *nodetest.Tools, b binaries, scenario string, extra ...string) {
-	if why, ok := pending[strings.TrimPrefix(t.Name(), "TestConformance/")]; ok {
-		t.Skip("pending: " + why)
+// runScenario runs one scenario alone and says why the suite judged it
+// failed, or "" when it passed.
+func runScenario(tools *nodetest.Tools, b binaries, scenario string, extra ...string) string {
+	out, err := os.MkdirTemp("", "conformance-")
+	if err != nil {
+		return err.Error()
 	}
-	out := t.TempDir()
+	defer os.RemoveAll(out)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	args := append([]string{"client", "--command", b.driver, "--scenario", scenario, "-o", out}, extra...)
@@ -233,11 +272,11 @@ func runScenario(t *testing.T, tools *nodetest.Tools, b binaries, scenario strin
 	cmd.Env = append(cmd.Env, "MCPGATE_BIN="+b.mcpgate, "FAKEBROWSER="+b.browser)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
+	err = cmd.Run()
 	if err == nil && strings.Contains(buf.String(), "OVERALL: PASSED") {
-		return
+		return ""
 	}
-	t.Errorf("scenario %s failed (%v):\n%s", scenario, err, summary(buf.String()))
+	return fmt.Sprintf("scenario %s failed (%v):\n%s", scenario, err, summary(buf.String()))
 }
 
 // summary keeps the part of the suite's report that says what failed, and
