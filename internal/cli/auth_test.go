@@ -410,7 +410,15 @@ func TestAuthRefusesHostileAuthorization(t *testing.T) {
 			if !ok {
 				t.Fatalf("no expectation for %s", mode)
 			}
-			r := p.run("", "auth", "evil", "--timeout", "5s")
+			// Only the hanging token endpoint is meant to run out of time;
+			// every other refusal must be reached however slow the machine
+			// (a 10 MiB token answer through a race-built process on two
+			// loaded cores once took over 5 s).
+			timeout := "60s"
+			if mode == fake.HostileTokenHang {
+				timeout = "5s"
+			}
+			r := p.run("", "auth", "evil", "--timeout", timeout)
 			if r.code == 0 || !strings.HasPrefix(r.stderr, "mcpgate: ") && !strings.Contains(r.stderr, "\nmcpgate: ") {
 				t.Fatalf("auth should fail with a message:\n%s", r)
 			}
