@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
 )
 
 // Direct mode mirrors the bridge onto the front: every enabled remote tool
@@ -173,20 +174,12 @@ func (f *Front) Sync(ctx context.Context) {
 	// The go-sdk checks each schema it is given by encoding and decoding
 	// it twice, most of what mirroring a large catalog costs; one tool's
 	// registration does not wait for another's, so they go side by side.
-	var wg sync.WaitGroup
-	work := make(chan gateway.Descriptor)
-	for range min(runtime.GOMAXPROCS(0), len(add)) {
-		wg.Go(func() {
-			for d := range work {
-				f.addDirect(d)
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, d := range add {
-		work <- d
+		g.Go(func() error { f.addDirect(d); return nil })
 	}
-	close(work)
-	wg.Wait()
+	g.Wait()
 	f.syncPrompts(ctx, b)
 	f.syncResources(ctx, b)
 	f.syncTemplates(ctx, b)
