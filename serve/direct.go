@@ -36,6 +36,8 @@ type mirror struct {
 	generations map[string]uint64                // catalog generation last mirrored, per server
 	added       map[string]*mcp.ResourceTemplate // template registered per @server:template
 
+	seen listSeen // what each host has listed, to tell it only of changes
+
 	syncMu    sync.Mutex // one sync at a time
 	firstSync sync.Once
 	synced    atomic.Bool
@@ -57,15 +59,34 @@ func (m *mirror) init() {
 // may be reachable now).
 const missSyncEvery = 5 * time.Second
 
-// enableDirect installs the lazy first sync. New calls it for Direct.
+// enableDirect installs the lazy first sync, and holds back the
+// list_changed notifications a host already has the news of (listSeen).
+// New calls it for Direct.
 func (f *Front) enableDirect() {
+	f.seen.live = f.server.Sessions
 	f.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch method {
-			case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			if k, ok := listKindOf(method); ok {
+				answering := func() {}
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					answering = f.seen.listing(ss, k)
+				}
 				f.firstSync.Do(func() { f.Sync(ctx) })
+				answering()
+			}
+			switch method {
 			case "tools/call", "prompts/get", "resources/read":
 				f.mirrorFor(ctx, func() bool { return f.has(method, req) })
+			}
+			return next(ctx, method, req)
+		}
+	})
+	f.server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if kinds := changedKinds(method); kinds != nil {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !f.seen.tell(ss, kinds) {
+					return nil, nil
+				}
 			}
 			return next(ctx, method, req)
 		}
@@ -144,9 +165,19 @@ func (f *Front) Sync(ctx context.Context) {
 	defer f.syncMu.Unlock()
 	defer f.synced.Store(true)
 	b := f.opts.Bridge
+	if !f.syncTools(ctx, b) {
+		return
+	}
+	f.syncPrompts(ctx, b)
+	f.syncResources(ctx, b)
+	f.syncTemplates(ctx, b)
+}
+
+// syncTools mirrors the bridge's tools; false if it could not list them.
+func (f *Front) syncTools(ctx context.Context, b *gateway.Bridge) bool {
 	descs, _, err := b.Tools(ctx)
 	if err != nil {
-		return
+		return false
 	}
 	want := make(map[string]gateway.Descriptor, len(descs))
 	for _, d := range descs {
@@ -168,6 +199,9 @@ func (f *Front) Sync(ctx context.Context) {
 		}
 	}
 	f.regMu.Unlock()
+	if len(gone) > 0 || len(add) > 0 {
+		defer f.seen.changing(kindTools)()
+	}
 	if len(gone) > 0 {
 		f.server.RemoveTools(gone...)
 	}
@@ -180,9 +214,7 @@ func (f *Front) Sync(ctx context.Context) {
 		g.Go(func() error { f.addDirect(d); return nil })
 	}
 	g.Wait()
-	f.syncPrompts(ctx, b)
-	f.syncResources(ctx, b)
-	f.syncTemplates(ctx, b)
+	return true
 }
 
 // addDirect registers a bridged tool with the go-sdk server, or, when
@@ -266,6 +298,9 @@ func (f *Front) syncPrompts(ctx context.Context, b *gateway.Bridge) {
 		}
 	}
 	f.regMu.Unlock()
+	if len(gone) > 0 || len(add) > 0 {
+		defer f.seen.changing(kindPrompts)()
+	}
 	if len(gone) > 0 {
 		f.server.RemovePrompts(gone...)
 	}
@@ -307,6 +342,9 @@ func (f *Front) syncResources(ctx context.Context, b *gateway.Bridge) {
 		}
 	}
 	f.regMu.Unlock()
+	if len(gone) > 0 || len(add) > 0 {
+		defer f.seen.changing(kindResources)()
+	}
 	if len(gone) > 0 {
 		f.server.RemoveResources(gone...)
 	}
@@ -336,6 +374,9 @@ func (f *Front) syncTemplates(ctx context.Context, b *gateway.Bridge) {
 		}
 	}
 	f.regMu.Unlock()
+	if len(gone) > 0 || len(add) > 0 {
+		defer f.seen.changing(kindTemplates)()
+	}
 	if len(gone) > 0 {
 		f.server.RemoveResourceTemplates(gone...)
 	}

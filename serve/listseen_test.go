@@ -1,0 +1,108 @@
+package serve
+
+import (
+	"iter"
+	"slices"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestListSeenTellsOnlyWhatAHostHasNotListed walks the orders in which a
+// host's list, a change of the registrations and the go-sdk's delayed
+// list_changed can meet: the notification is held back only when the
+// host's latest list was (or its waiting one will be) answered after the
+// change, and nothing has begun to change since.
+func TestListSeenTellsOnlyWhatAHostHasNotListed(t *testing.T) {
+	tools := []listKind{kindTools}
+	resources := []listKind{kindResources, kindTemplates}
+	host := new(mcp.ServerSession)
+	for _, tc := range []struct {
+		name  string
+		steps func(s *listSeen)
+		kinds []listKind
+		tell  bool
+	}{
+		{"nothing changed, nothing listed", func(s *listSeen) {}, tools, false},
+		{"changed, never listed", func(s *listSeen) {
+			s.changing(kindTools)()
+		}, tools, true},
+		{"listed after the change", func(s *listSeen) {
+			s.changing(kindTools)()
+			s.listing(host, kindTools)()
+		}, tools, false},
+		{"listed before the change", func(s *listSeen) {
+			s.listing(host, kindTools)()
+			s.changing(kindTools)()
+		}, tools, true},
+		{"the first mirror made inside the list", func(s *listSeen) {
+			s.listing(host, kindTools) // answered once the mirror is made
+			s.changing(kindTools)()    // and told before that
+		}, tools, false},
+		{"still changing", func(s *listSeen) {
+			s.changing(kindTools)()
+			s.listing(host, kindTools)()
+			s.changing(kindTools) // not settled
+		}, tools, true},
+		{"listed while changing", func(s *listSeen) {
+			settled := s.changing(kindTools)
+			s.listing(host, kindTools)()
+			settled()
+		}, tools, true},
+		{"a change begun while the list waited", func(s *listSeen) {
+			answering := s.listing(host, kindTools)
+			s.changing(kindTools)()
+			s.changing(kindTools) // begun, not settled, when the answer is taken
+			answering()
+		}, tools, true},
+		{"another kind changed", func(s *listSeen) {
+			s.listing(host, kindTools)()
+			s.changing(kindPrompts)()
+		}, tools, false},
+		{"resources listed, templates changed", func(s *listSeen) {
+			s.changing(kindTemplates)()
+			s.listing(host, kindResources)()
+		}, resources, true},
+		{"resources and templates listed after", func(s *listSeen) {
+			s.changing(kindTemplates)()
+			s.changing(kindResources)()
+			s.listing(host, kindResources)()
+			s.listing(host, kindTemplates)()
+		}, resources, false},
+		{"another host listed", func(s *listSeen) {
+			s.changing(kindTools)()
+			s.listing(new(mcp.ServerSession), kindTools)()
+		}, tools, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &listSeen{}
+			tc.steps(s)
+			if got := s.tell(host, tc.kinds); got != tc.tell {
+				t.Errorf("tell = %v, want %v", got, tc.tell)
+			}
+		})
+	}
+}
+
+// TestListSeenForgetsEndedSessions: the record of sessions that ended is
+// dropped as new ones come, so a long-running HTTP front does not keep
+// one per host it ever served.
+func TestListSeenForgetsEndedSessions(t *testing.T) {
+	live := []*mcp.ServerSession{new(mcp.ServerSession), new(mcp.ServerSession)}
+	s := &listSeen{live: func() iter.Seq[*mcp.ServerSession] { return slices.Values(live) }}
+	s.changing(kindTools)()
+	for _, ss := range live {
+		s.listing(ss, kindTools)()
+	}
+	for range 1000 {
+		s.listing(new(mcp.ServerSession), kindTools)()
+	}
+	if n := len(s.hosts); n > 130 {
+		t.Errorf("%d sessions kept, of which 2 are live", n)
+	}
+	for _, ss := range live {
+		if s.tell(ss, []listKind{kindTools}) {
+			t.Error("a live session's list was forgotten")
+		}
+	}
+}
