@@ -84,7 +84,7 @@ func (f *Front) enableDirect() {
 	f.server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if kinds := changedKinds(method); kinds != nil {
-				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !f.seen.tell(ss, kinds) {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !f.seen.tell(ctx, ss, kinds) {
 					return nil, nil
 				}
 			}

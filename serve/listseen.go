@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"context"
 	"iter"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -63,6 +65,8 @@ type listSeen struct {
 
 	mu  sync.Mutex
 	gen [numKinds]uint64 // per kind: odd while registrations change, even once settled
+	// calm is closed when the kind's change under way settles.
+	calm [numKinds]chan struct{}
 	// hosts holds a session's lists from its first list request on.
 	hosts   map[*mcp.ServerSession]*hostLists
 	pruneAt int // len(hosts) at which ended sessions are looked for
@@ -83,10 +87,13 @@ type hostLists struct {
 func (s *listSeen) changing(k listKind) (settled func()) {
 	s.mu.Lock()
 	s.gen[k]++
+	s.calm[k] = make(chan struct{})
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
 		s.gen[k]++
+		close(s.calm[k])
+		s.calm[k] = nil
 		s.mu.Unlock()
 	}
 }
@@ -111,17 +118,46 @@ func (s *listSeen) listing(ss *mcp.ServerSession, k listKind) (answering func())
 	}
 }
 
+// settleWait bounds how long a notification waits for a change under
+// way to settle before it is told whatever the host has listed.
+const settleWait = 2 * time.Second
+
 // tell reports whether ss must hear a list_changed for kinds: unless,
 // for each of them, no change is under way and the session's latest list
-// was (or its waiting one will be) answered after the last change.
-func (s *listSeen) tell(ss *mcp.ServerSession, kinds []listKind) bool {
+// was (or its waiting one will be) answered after the last change. The
+// go-sdk tells 10 ms after the last registration, which on a loaded
+// machine can come before the change is marked settled: a change under
+// way is waited for (at most settleWait, or as long as ctx lasts).
+func (s *listSeen) tell(ctx context.Context, ss *mcp.ServerSession, kinds []listKind) bool {
+	wait := time.NewTimer(settleWait)
+	defer wait.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for {
+		var calm chan struct{}
+		for _, k := range kinds {
+			if s.gen[k]%2 == 1 {
+				calm = s.calm[k]
+				break
+			}
+		}
+		if calm == nil {
+			break
+		}
+		s.mu.Unlock()
+		select {
+		case <-calm:
+			s.mu.Lock()
+			continue
+		case <-wait.C:
+		case <-ctx.Done():
+		}
+		s.mu.Lock()
+		return true
+	}
 	h := s.hosts[ss]
 	for _, k := range kinds {
 		switch {
-		case s.gen[k]%2 == 1:
-			return true
 		case h == nil:
 			if s.gen[k] != 0 {
 				return true // it listed nothing, and there was a change

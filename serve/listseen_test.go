@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"context"
 	"iter"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -77,10 +79,42 @@ func TestListSeenTellsOnlyWhatAHostHasNotListed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &listSeen{}
 			tc.steps(s)
-			if got := s.tell(host, tc.kinds); got != tc.tell {
+			// A change left under way is not waited for here: the
+			// context has already ended.
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if got := s.tell(ctx, host, tc.kinds); got != tc.tell {
 				t.Errorf("tell = %v, want %v", got, tc.tell)
 			}
 		})
+	}
+}
+
+// TestListSeenWaitsForTheChangeToSettle: the go-sdk's notification can
+// come before the change that caused it is marked settled (a loaded
+// machine); it waits for that, then is held back if the host's waiting
+// list will be answered after the change, and told otherwise.
+func TestListSeenWaitsForTheChangeToSettle(t *testing.T) {
+	for _, pending := range []bool{true, false} {
+		s := &listSeen{}
+		host := new(mcp.ServerSession)
+		if pending {
+			s.listing(host, kindTools) // answered once the change settles
+		} else {
+			s.listing(host, kindTools)() // answered before it
+		}
+		settled := s.changing(kindTools)
+		told := make(chan bool)
+		go func() { told <- s.tell(context.Background(), host, []listKind{kindTools}) }()
+		select {
+		case <-told:
+			t.Fatal("told before the change settled")
+		case <-time.After(50 * time.Millisecond):
+		}
+		settled()
+		if got := <-told; got == pending {
+			t.Errorf("with a list waiting %v: told %v", pending, got)
+		}
 	}
 }
 
@@ -101,7 +135,7 @@ func TestListSeenForgetsEndedSessions(t *testing.T) {
 		t.Errorf("%d sessions kept, of which 2 are live", n)
 	}
 	for _, ss := range live {
-		if s.tell(ss, []listKind{kindTools}) {
+		if s.tell(context.Background(), ss, []listKind{kindTools}) {
 			t.Error("a live session's list was forgotten")
 		}
 	}
