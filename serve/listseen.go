@@ -64,8 +64,8 @@ type listSeen struct {
 	live func() iter.Seq[*mcp.ServerSession] // the server's sessions, to forget ended ones
 
 	mu  sync.Mutex
-	gen [numKinds]uint64 // per kind: odd while registrations change, even once settled
-	// calm is closed when the kind's change under way settles.
+	gen [numKinds]uint64 // per kind: the changes begun
+	// calm is the kind's change under way, if any: closed when it settles.
 	calm [numKinds]chan struct{}
 	// hosts holds a session's lists from its first list request on.
 	hosts   map[*mcp.ServerSession]*hostLists
@@ -91,7 +91,6 @@ func (s *listSeen) changing(k listKind) (settled func()) {
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
-		s.gen[k]++
 		close(s.calm[k])
 		s.calm[k] = nil
 		s.mu.Unlock()
@@ -110,7 +109,7 @@ func (s *listSeen) listing(ss *mcp.ServerSession, k listKind) (answering func())
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		h.pending[k]--
-		if s.gen[k]%2 == 0 {
+		if s.calm[k] == nil {
 			h.listed[k] = s.gen[k]
 		}
 		// A list answered while a change is under way may miss part of
@@ -136,8 +135,7 @@ func (s *listSeen) tell(ctx context.Context, ss *mcp.ServerSession, kinds []list
 	for {
 		var calm chan struct{}
 		for _, k := range kinds {
-			if s.gen[k]%2 == 1 {
-				calm = s.calm[k]
+			if calm = s.calm[k]; calm != nil {
 				break
 			}
 		}
