@@ -15,9 +15,11 @@ import (
 // request, so the host was told its tool list had changed right after (or
 // even before) the answer that already held every tool, and listed the
 // whole catalog again. listSeen lets through only the notifications a
-// host has not already had the news of: one is held back when the host's
-// latest list of each kind it speaks for was answered from the
-// registrations as they are now, with no change begun since.
+// host has not already had the news of: one is held back when, for each
+// kind it speaks for, the host's latest list was answered from the
+// registrations as they are now, with no change begun since, or the host
+// has never listed that kind (it holds no list to be stale; its first
+// list will be answered from the registrations as they are then).
 
 // listKind is one kind of registration a list request returns.
 type listKind int
@@ -76,6 +78,8 @@ type hostLists struct {
 	// listed is the kind's gen when the session's latest list of it was
 	// taken for answering, with no change under way.
 	listed [numKinds]uint64
+	// had says the session has had an answer to a list of the kind.
+	had [numKinds]bool
 	// pending counts the session's list requests of the kind that will be
 	// answered from the registrations as they are once they settle (one
 	// waiting for the first mirror, which is made before it is answered).
@@ -109,6 +113,7 @@ func (s *listSeen) listing(ss *mcp.ServerSession, k listKind) (answering func())
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		h.pending[k]--
+		h.had[k] = true
 		if s.calm[k] == nil {
 			h.listed[k] = s.gen[k]
 		}
@@ -123,7 +128,8 @@ const settleWait = 2 * time.Second
 
 // tell reports whether ss must hear a list_changed for kinds: unless,
 // for each of them, no change is under way and the session's latest list
-// was (or its waiting one will be) answered after the last change. The
+// was (or its waiting one will be) answered after the last change, or it
+// has listed none of the kind, nor waits for one. The
 // go-sdk tells 10 ms after the last registration, which on a loaded
 // machine can come before the change is marked settled: a change under
 // way is waited for (at most settleWait, or as long as ctx lasts).
@@ -154,13 +160,11 @@ func (s *listSeen) tell(ctx context.Context, ss *mcp.ServerSession, kinds []list
 		return true
 	}
 	h := s.hosts[ss]
+	if h == nil {
+		return false // it has listed nothing
+	}
 	for _, k := range kinds {
-		switch {
-		case h == nil:
-			if s.gen[k] != 0 {
-				return true // it listed nothing, and there was a change
-			}
-		case h.pending[k] == 0 && h.listed[k] != s.gen[k]:
+		if h.had[k] && h.pending[k] == 0 && h.listed[k] != s.gen[k] {
 			return true
 		}
 	}

@@ -12,9 +12,10 @@ import (
 
 // TestListSeenTellsOnlyWhatAHostHasNotListed walks the orders in which a
 // host's list, a change of the registrations and the go-sdk's delayed
-// list_changed can meet: the notification is held back only when the
-// host's latest list was (or its waiting one will be) answered after the
-// change, and nothing has begun to change since.
+// list_changed can meet: the notification is held back only when, for
+// each kind, the host's latest list was (or its waiting one will be)
+// answered after the change and nothing has begun to change since, or
+// the host never listed the kind.
 func TestListSeenTellsOnlyWhatAHostHasNotListed(t *testing.T) {
 	tools := []listKind{kindTools}
 	resources := []listKind{kindResources, kindTemplates}
@@ -28,7 +29,16 @@ func TestListSeenTellsOnlyWhatAHostHasNotListed(t *testing.T) {
 		{"nothing changed, nothing listed", func(s *listSeen) {}, tools, false},
 		{"changed, never listed", func(s *listSeen) {
 			s.changing(kindTools)()
-		}, tools, true},
+		}, tools, false},
+		{"changed, never listed that kind", func(s *listSeen) {
+			s.listing(host, kindTools)()
+			s.changing(kindPrompts)()
+		}, []listKind{kindPrompts}, false},
+		{"changed, another kind listed before", func(s *listSeen) {
+			s.listing(host, kindPrompts)()
+			s.changing(kindTools)()
+			s.changing(kindPrompts)()
+		}, []listKind{kindPrompts}, true},
 		{"listed after the change", func(s *listSeen) {
 			s.changing(kindTools)()
 			s.listing(host, kindTools)()
@@ -61,17 +71,23 @@ func TestListSeenTellsOnlyWhatAHostHasNotListed(t *testing.T) {
 			s.listing(host, kindTools)()
 			s.changing(kindPrompts)()
 		}, tools, false},
-		{"resources listed, templates changed", func(s *listSeen) {
+		{"resources listed, templates changed since listed", func(s *listSeen) {
+			s.listing(host, kindTemplates)()
 			s.changing(kindTemplates)()
 			s.listing(host, kindResources)()
 		}, resources, true},
+		{"resources listed, templates never listed", func(s *listSeen) {
+			s.changing(kindTemplates)()
+			s.listing(host, kindResources)()
+		}, resources, false},
 		{"resources and templates listed after", func(s *listSeen) {
 			s.changing(kindTemplates)()
 			s.changing(kindResources)()
 			s.listing(host, kindResources)()
 			s.listing(host, kindTemplates)()
 		}, resources, false},
-		{"another host listed", func(s *listSeen) {
+		{"another host listed after the change", func(s *listSeen) {
+			s.listing(host, kindTools)()
 			s.changing(kindTools)()
 			s.listing(new(mcp.ServerSession), kindTools)()
 		}, tools, true},
