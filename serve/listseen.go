@@ -134,10 +134,14 @@ const settleWait = 2 * time.Second
 // machine can come before the change is marked settled: a change under
 // way is waited for (at most settleWait, or as long as ctx lasts).
 func (s *listSeen) tell(ctx context.Context, ss *mcp.ServerSession, kinds []listKind) bool {
-	wait := time.NewTimer(settleWait)
-	defer wait.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	h := s.hosts[ss]
+	if !h.hadAny(kinds) {
+		return false // nothing of these kinds listed: no wait either
+	}
+	wait := time.NewTimer(settleWait)
+	defer wait.Stop()
 	for {
 		var calm chan struct{}
 		for _, k := range kinds {
@@ -159,12 +163,21 @@ func (s *listSeen) tell(ctx context.Context, ss *mcp.ServerSession, kinds []list
 		s.mu.Lock()
 		return true
 	}
-	h := s.hosts[ss]
-	if h == nil {
-		return false // it has listed nothing
-	}
 	for _, k := range kinds {
 		if h.had[k] && h.pending[k] == 0 && h.listed[k] != s.gen[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// hadAny says the session has had a list of any of kinds answered.
+func (h *hostLists) hadAny(kinds []listKind) bool {
+	if h == nil {
+		return false
+	}
+	for _, k := range kinds {
+		if h.had[k] {
 			return true
 		}
 	}

@@ -114,10 +114,9 @@ func TestListSeenWaitsForTheChangeToSettle(t *testing.T) {
 	for _, pending := range []bool{true, false} {
 		s := &listSeen{}
 		host := new(mcp.ServerSession)
+		s.listing(host, kindTools)() // answered before the change
 		if pending {
 			s.listing(host, kindTools) // answered once the change settles
-		} else {
-			s.listing(host, kindTools)() // answered before it
 		}
 		settled := s.changing(kindTools)
 		told := make(chan bool)
@@ -131,6 +130,29 @@ func TestListSeenWaitsForTheChangeToSettle(t *testing.T) {
 		if got := <-told; got == pending {
 			t.Errorf("with a list waiting %v: told %v", pending, got)
 		}
+	}
+}
+
+// TestListSeenHoldsBackAtOnceWhatAHostNeverListed: a host with no list of
+// the kinds is not told, and its notification does not wait for a change
+// under way (a wait that ends with its context tells, so a cancelled
+// context shows whether it waited).
+func TestListSeenHoldsBackAtOnceWhatAHostNeverListed(t *testing.T) {
+	s := &listSeen{}
+	host := new(mcp.ServerSession)
+	s.listing(host, kindTools)()
+	s.changing(kindPrompts) // under way, never settled
+	s.changing(kindTools)   // likewise
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if s.tell(ctx, host, []listKind{kindPrompts}) {
+		t.Error("told of prompts, never listed")
+	}
+	if s.tell(ctx, new(mcp.ServerSession), []listKind{kindTools}) {
+		t.Error("a host that listed nothing was told")
+	}
+	if !s.tell(ctx, host, []listKind{kindTools}) {
+		t.Error("a host that listed tools before a change under way was not told once the wait ended")
 	}
 }
 
