@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -229,7 +228,7 @@ func writeLogin(w io.Writer, id string, res *oauth.LoginResult, machine bool) er
 	default:
 		fmt.Fprintf(w, "Signed in to %s.\n", id)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintf(tw, "  issuer:\t%s\n", sanitize(res.Issuer))
 	scopes := "(none named)"
 	if len(res.Scopes) > 0 {

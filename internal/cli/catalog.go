@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/manager"
@@ -109,7 +108,7 @@ func writeCatalogLines[T any](w io.Writer, list []serverCatalog[T], line func(T)
 
 // writeRows prints rows as aligned columns.
 func writeRows(w io.Writer, rows [][]string) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}

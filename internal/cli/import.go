@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/config"
@@ -198,7 +197,7 @@ func writeImport(out io.Writer, cfgPath string, src importSource) {
 	}
 	if len(res.Servers) > 0 {
 		fmt.Fprintf(out, "Imported %d %s from %s (%s format) into %s:\n", len(res.Servers), plural(len(res.Servers), "server", "servers"), file, res.Format, cfgPath)
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		tw := newTable(out)
 		for _, s := range res.Servers {
 			fmt.Fprintf(tw, "  %s\t%s\tauth %s%s\n", s.ID, mcpgate.ShowURL(s.URL), s.Auth, headerSummary(s, res.EnvUses()))
 		}

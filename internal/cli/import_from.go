@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/config"
@@ -201,7 +200,7 @@ func writeHostsImport(out io.Writer, cfgPath string, sources []importSource, imp
 		if len(res.Servers)+len(res.Skipped) == 0 {
 			fmt.Fprintln(out, "  no MCP servers in it")
 		}
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		tw := newTable(out)
 		for _, s := range res.Servers {
 			fmt.Fprintf(tw, "  imported\t%s\t%s\tauth %s%s\n", s.ID, mcpgate.ShowURL(s.URL), s.Auth, headerSummary(s, res.EnvUses()))
 		}

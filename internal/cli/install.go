@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcpgate/mcpgate/internal/hosts"
 	"github.com/spf13/cobra"
@@ -299,7 +298,7 @@ func runInstallList(app *App, opts *installOptions) error {
 	if opts.JSON {
 		return writeJSON(app.IO.Out, list)
 	}
-	tw := tabwriter.NewWriter(app.IO.Out, 0, 4, 2, ' ', 0)
+	tw := newTable(app.IO.Out)
 	fmt.Fprintln(tw, "HOST\tFOUND\tMCPGATE\tCONFIG")
 	for _, r := range list {
 		found := "no"

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -253,7 +252,7 @@ func runKeysList(ctx context.Context, app *App, opts *keysListOptions) error {
 		}
 		return sanitize(s)
 	}
-	tw := tabwriter.NewWriter(app.IO.Out, 0, 4, 2, ' ', 0)
+	tw := newTable(app.IO.Out)
 	fmt.Fprintln(tw, "ID\tNAME\tUSER\tCREATED\tLAST USED\tREVOKED")
 	for _, k := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, dash(k.Name), dash(k.User),

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcpgate/mcpgate/serve"
 	"github.com/mcpgate/mcpgate/store"
@@ -58,7 +57,7 @@ func runLog(ctx context.Context, app *App, opts *logOptions) error {
 		fmt.Fprintln(app.IO.ErrOut, "No requests logged yet. They appear here once a command or an agent uses a server.")
 		return nil
 	}
-	tw := tabwriter.NewWriter(app.IO.Out, 0, 4, 2, ' ', 0)
+	tw := newTable(app.IO.Out)
 	fmt.Fprintln(tw, "TIME\tSERVER\tMETHOD\tTOOL\tMS\tOUTCOME\tSTATUS\tIN\tOUT")
 	for _, e := range entries {
 		status := "-"

@@ -1,18 +1,43 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// table writes aligned columns to w. A tabwriter hands its output on a
+// cell and a run of padding at a time, so straight to a terminal or pipe
+// a list of a few hundred tools was thousands of write system calls
+// (most of `mcpgate list`'s time after reading the catalogs); the table
+// gathers them and writes them at its Flush.
+type table struct {
+	*tabwriter.Writer
+	out *bufio.Writer
+}
+
+func newTable(w io.Writer) *table {
+	out := bufio.NewWriter(w)
+	return &table{Writer: tabwriter.NewWriter(out, 0, 4, 2, ' ', 0), out: out}
+}
+
+// Flush aligns what was written and writes it out.
+func (t *table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	return t.out.Flush()
+}
 
 // sanitize makes text from a remote server safe to print on a terminal:
 // every control character except newline and tab is removed (ESC and CSI

@@ -1,13 +1,48 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// writeCounter counts the writes it is given, as a terminal or pipe
+// counts system calls.
+type writeCounter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// A long table reaches the output aligned, in as few writes as its size
+// needs, not one per cell and run of padding.
+func TestTableWritesInFewWrites(t *testing.T) {
+	t.Parallel()
+	rows := make([][]string, 1000)
+	for i := range rows {
+		rows[i] = []string{"server", fmt.Sprintf("tool_%d", i), "Does something useful."}
+	}
+	var out writeCounter
+	if err := writeRows(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != len(rows) || lines[7] != "server  tool_7    Does something useful." {
+		t.Fatalf("%d lines, the eighth %q", len(lines), lines[7])
+	}
+	if most := out.Len()/4096 + 1; out.writes > most {
+		t.Errorf("%d bytes in %d writes, want at most %d", out.Len(), out.writes, most)
+	}
+}
 
 func TestSanitize(t *testing.T) {
 	t.Parallel()

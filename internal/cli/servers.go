@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/manager"
@@ -94,7 +93,7 @@ func runServers(app *App, opts *serversOptions) error {
 		notes[i] = strings.Join(n, ", ")
 		anyNotes = anyNotes || len(n) > 0
 	}
-	tw := tabwriter.NewWriter(app.IO.Out, 0, 4, 2, ' ', 0)
+	tw := newTable(app.IO.Out)
 	fmt.Fprint(tw, "NAME\tENABLED\tAUTH\tURL")
 	if anyNotes {
 		fmt.Fprint(tw, "\tNOTES")

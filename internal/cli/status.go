@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
@@ -153,7 +152,7 @@ func statusesError(statuses []manager.Status) error {
 }
 
 func writeStatusTable(w io.Writer, statuses []manager.Status) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "NAME\tSTATE\tMCP\tAUTH\tTOOLS\tPROMPTS\tRESOURCES\tURL")
 	for _, st := range statuses {
 		state := stateText(st)
