@@ -210,3 +210,42 @@ func describeDB(t *testing.T, path string, stmts []string) map[string][][]any {
 	}
 	return got
 }
+
+// TestManyReadsAtOnceReuseConnections: twenty catalog reads at once, as a
+// command listing twenty servers makes, share a few connections instead
+// of each opening its own and most of them closing again.
+func TestManyReadsAtOnceReuseConnections(t *testing.T) {
+	sl, err := seal.New(bytes.Repeat([]byte{1}, seal.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(filepath.Join(t.TempDir(), "mcpgate.db"), sl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const servers = 20
+	// Catalogs of some size, so that reads at once overlap.
+	tools := []byte(`[` + strings.Repeat(`{"name":"echo","description":"`+strings.Repeat("word ", 400)+`","inputSchema":{"type":"object"}},`, 100) + `{"name":"last","inputSchema":{"type":"object"}}]`)
+	for i := range servers {
+		c := &store.Catalog{Server: fmt.Sprintf("s%d", i), URL: "https://example.test/mcp", Tools: tools}
+		if err := s.PutCatalog(t.Context(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		var wg sync.WaitGroup
+		for i := range servers {
+			wg.Go(func() {
+				if _, err := s.GetCatalog(t.Context(), "", fmt.Sprintf("s%d", i)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	st := s.db.Stats()
+	if st.MaxIdleClosed != 0 || st.MaxOpenConnections == 0 || st.MaxOpenConnections > servers/2 || st.OpenConnections > st.MaxOpenConnections {
+		t.Errorf("%d connections open (at most %d), %d closed for want of room to keep them", st.OpenConnections, st.MaxOpenConnections, st.MaxIdleClosed)
+	}
+}

@@ -114,6 +114,19 @@ func open(abs string, sealer *seal.Sealer) (*Store, error) {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
 	db := sql.OpenDB(persistentWAL{dsn: dsn(abs)})
+	// database/sql opens a connection for each query running at once and
+	// keeps two when they end: a command that reads twenty servers'
+	// catalogs side by side opened fourteen SQLite connections (a file
+	// open, its WAL, the pragmas and a statement's parse each). Reads
+	// here are CPU, so more of them at once than cores gains nothing; the
+	// ones beyond wait for a connection, honouring their contexts. One
+	// write transaction holds a connection at a time and nothing holds
+	// two, so the cap cannot wait on itself. Idle ones close after a
+	// while in long-running processes.
+	conns := max(4, runtime.GOMAXPROCS(0)+2)
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxIdleTime(time.Minute)
 	s := &Store{db: db, sealer: sealer, writer: make(chan struct{}, 1), lockDir: abs + ".locks"}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
