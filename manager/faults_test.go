@@ -315,16 +315,18 @@ func TestFailedConnectDoesNotHoldTheNext(t *testing.T) {
 
 	// The held DELETE lasts seconds (the go-sdk's bound on it is 5 s);
 	// a connect needs a fraction of that. Neither the failed connect's
-	// caller nor the next connect waits for it.
+	// caller nor the next connect waits for it. The bound below leaves a
+	// loaded machine room and still tells a connect that waited.
+	const most = 4 * time.Second
 	start := time.Now()
 	if err := m.Connect(ctxT(t, 10*time.Second), "s"); err == nil {
 		t.Fatal("connected although the first tools/list failed")
 	}
-	if took := time.Since(start); took > 2*time.Second {
+	if took := time.Since(start); took > most {
 		t.Errorf("the failed connect returned after %s: it waited for its session's DELETE", took.Round(time.Millisecond))
 	}
 	start = time.Now()
-	if err := m.Connect(ctxT(t, 2*time.Second), "s"); err != nil {
+	if err := m.Connect(ctxT(t, most), "s"); err != nil {
 		t.Fatalf("the connect after a failed one: %v (after %s)", err, time.Since(start).Round(time.Millisecond))
 	}
 	// The DELETE goes out in the background: on a loaded machine it may
