@@ -17,7 +17,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -146,7 +145,7 @@ func exporterFromEnv(getenv func(string) string) (sdktrace.SpanExporter, error) 
 	if p := strings.TrimSpace(proto); p != "" && p != "http/protobuf" {
 		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: mcpgate exports OTLP over HTTP only; use http/protobuf", mcpgate.Sanitize(p, 40))
 	}
-	exp, err := otlptracehttp.New(context.Background())
+	exp, err := otlpFromEnv(getenv)
 	if err != nil {
 		return nil, fmt.Errorf("configuring the OTLP trace exporter: %w", err)
 	}

@@ -16,6 +16,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 const (
@@ -331,10 +333,28 @@ func TestMalformedContextIsIgnored(t *testing.T) {
 func TestOTLPExporterFromEnvironment(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
+	var spans []string
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		raw, _ := io.ReadAll(r.Body)
+		var td tracepb.TracesData // the wire form of ExportTraceServiceRequest
+		if err := proto.Unmarshal(raw, &td); err != nil {
+			t.Errorf("not an OTLP export: %v", err)
+		}
 		mu.Lock()
 		got = append(got, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type"))
+		for _, rs := range td.GetResourceSpans() {
+			var service []string
+			for _, kv := range rs.GetResource().GetAttributes() {
+				if strings.HasPrefix(kv.GetKey(), "service.") {
+					service = append(service, kv.GetKey()+"="+kv.GetValue().GetStringValue())
+				}
+			}
+			for _, ss := range rs.GetScopeSpans() {
+				for _, sp := range ss.GetSpans() {
+					spans = append(spans, fmt.Sprintf("%s %s %v", sp.GetName(), sp.GetKind(), service))
+				}
+			}
+		}
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
@@ -357,6 +377,9 @@ func TestOTLPExporterFromEnvironment(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != 1 || got[0] != "POST /v1/traces application/x-protobuf" {
 		t.Errorf("collector saw %q, want one OTLP/HTTP export", got)
+	}
+	if want := "POST /mcp SPAN_KIND_SERVER [service.name=mcpgate service.version=test]"; len(spans) != 1 || spans[0] != want {
+		t.Errorf("collector read the spans %q, want %q", spans, want)
 	}
 }
 
