@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,18 +68,35 @@ func certPool(file, dirs string) (*x509.CertPool, error) {
 // system's roots and SSL_CERT_DIR's, some 10 ms) waits for the first TLS
 // handshake, so a process that answers from stored catalogs never pays
 // for it.
+// It reads only as far as the first certificate: a system bundle (200 KB
+// and more) read whole would cost every process a few hundred page faults.
 func checkCertFile(file string) error {
 	if file == "" {
 		return nil
 	}
-	data, err := os.ReadFile(file)
+	f, err := os.Open(file)
 	if err != nil {
 		return fmt.Errorf("reading the CA certificates of SSL_CERT_FILE: %w", err)
 	}
-	if !bytes.Contains(data, []byte("-----BEGIN CERTIFICATE-----")) {
-		return fmt.Errorf("SSL_CERT_FILE %s holds no PEM certificate", file)
+	defer f.Close()
+	marker := []byte("-----BEGIN CERTIFICATE-----")
+	buf := make([]byte, 16<<10)
+	kept := 0 // the end of the last read, in case the marker spans two
+	for {
+		n, err := f.Read(buf[kept:])
+		if bytes.Contains(buf[:kept+n], marker) {
+			return nil
+		}
+		switch {
+		case err == io.EOF:
+			return fmt.Errorf("SSL_CERT_FILE %s holds no PEM certificate", file)
+		case err != nil:
+			return fmt.Errorf("reading the CA certificates of SSL_CERT_FILE: %w", err)
+		}
+		tail := min(len(marker)-1, kept+n)
+		copy(buf, buf[kept+n-tail:kept+n])
+		kept = tail
 	}
-	return nil
 }
 
 // lazyRootsConfig verifies servers' certificates against the roots
