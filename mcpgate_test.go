@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"errors"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -266,6 +267,38 @@ func TestSafeCode(t *testing.T) {
 	} {
 		if got := SafeCode(code); got != want {
 			t.Errorf("SafeCode(%q) = %q, want %q", code, got, want)
+		}
+	}
+}
+
+// TestIDAndCodeCheckedAsTheirPatterns: the plain checks accept exactly
+// what the documented patterns match, over every short string of the
+// characters near their edges and over longer ones around the limits.
+func TestIDAndCodeCheckedAsTheirPatterns(t *testing.T) {
+	idRe := regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+	codeRe := regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
+	alphabet := "az09AZ_-. é\x00/"
+	var all []string
+	var grow func(prefix string, n int)
+	grow = func(prefix string, n int) {
+		all = append(all, prefix)
+		if n == 0 {
+			return
+		}
+		for _, r := range alphabet {
+			grow(prefix+string(r), n-1)
+		}
+	}
+	grow("", 3)
+	for _, n := range []int{31, 32, 33, 39, 40, 41} {
+		all = append(all, strings.Repeat("a", n), "_"+strings.Repeat("a", n-1), strings.Repeat("a", n-1)+"-", strings.Repeat("A", n))
+	}
+	for _, s := range all {
+		if got, want := ValidateID(s) == nil, idRe.MatchString(s); got != want {
+			t.Errorf("ValidateID(%q) accepts %v, the pattern %v", s, got, want)
+		}
+		if got, want := SafeCode(s) != "", codeRe.MatchString(s); got != want {
+			t.Errorf("SafeCode(%q) keeps %v, the pattern %v", s, got, want)
 		}
 	}
 }

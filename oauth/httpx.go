@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -225,17 +224,10 @@ func (c *Client) doHeader(req *http.Request, v any) (http.Header, error) {
 	return resp.Header, nil
 }
 
-var codePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
-
 // providerCode is an error code a remote server sent, when it looks like
 // one (RFC 6749 codes are short ASCII words), else "": it reaches error
 // categories and models, so remote text of any other shape is dropped.
-func providerCode(code string) string {
-	if codePattern.MatchString(code) {
-		return code
-	}
-	return ""
-}
+func providerCode(code string) string { return mcpgate.SafeCode(code) }
 
 // ProtocolError is an OAuth error answer (RFC 6749 §5.2, RFC 7591 §3.2.2).
 // ErrorCode is kept only when it has the shape of a code (see
