@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -112,8 +113,19 @@ func otlpFromEnv(getenv func(string) string) (*otlpExporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.TLSClientConfig = tlsConfig
+	// A transport of its own: the collector's TLS settings are not the
+	// process's, and a program embedding mcpgate may have replaced
+	// http.DefaultTransport with something that is not an *http.Transport.
+	transport := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          4,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		TLSClientConfig:       tlsConfig,
+	}
 	e.client = &http.Client{
 		Transport: transport,
 		// A collector that moves answers with its new address; following
@@ -290,7 +302,7 @@ func (e *otlpExporter) send(ctx context.Context, body []byte) (after time.Durati
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, otlpMaxResponse))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if resp.Header.Get("Content-Type") == "application/x-protobuf" {
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-protobuf") {
 			if n, msg := partialSuccess(answer); n != 0 || msg != "" {
 				e.report(fmt.Errorf("the collector at %s dropped %d spans: %s", where, n, mcpgate.Sanitize(msg, 200)))
 			}

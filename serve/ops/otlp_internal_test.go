@@ -613,3 +613,21 @@ func clientCert(t *testing.T, dir string) (certFile, keyFile string) {
 	writePEM(t, keyFile, "EC PRIVATE KEY", keyDER)
 	return certFile, keyFile
 }
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestOTLPWithAnotherDefaultTransport: a program embedding mcpgate may
+// have replaced http.DefaultTransport (with an instrumented one, say);
+// the exporter keeps a transport of its own and still works.
+func TestOTLPWithAnotherDefaultTransport(t *testing.T) {
+	saved := http.DefaultTransport
+	t.Cleanup(func() { http.DefaultTransport = saved })
+	http.DefaultTransport = roundTripperFunc(saved.RoundTrip)
+	c := newCollector(t, false, nil)
+	e := exporterFor(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": c.URL})
+	if err := e.ExportSpans(context.Background(), oneSpan()); err != nil {
+		t.Fatal(err)
+	}
+}
