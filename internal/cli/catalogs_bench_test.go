@@ -241,6 +241,13 @@ func BenchmarkSearchProcess(b *testing.B) {
 			}
 		}
 	}
+	reportProcessRuns(b, names, wall, cpu, len(bins) == 2)
+}
+
+// reportProcessRuns reports each build's median, fastest and slowest wall
+// time and median CPU over its runs, and with a baseline (names[1]) the
+// ratio of the medians.
+func reportProcessRuns(b *testing.B, names []string, wall, cpu [][]time.Duration, baseline bool) {
 	b.ReportMetric(0, "ns/op")
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for i, name := range names {
@@ -252,9 +259,35 @@ func BenchmarkSearchProcess(b *testing.B) {
 		b.ReportMetric(ms(wall[i][n-1]), name+"-max-ms")
 		b.ReportMetric(ms(cpu[i][n/2]), name+"-cpu-ms")
 	}
-	if len(bins) == 2 {
+	if baseline {
 		b.ReportMetric(float64(wall[0][len(wall[0])/2])/float64(wall[1][len(wall[1])/2]), "this/base")
 	}
+}
+
+// BenchmarkProcessStart measures what every mcpgate command pays before
+// it does anything: `mcpgate --version` as a process, this build and
+// MCPGATE_BENCH_BASELINE (another build's binary) run in turn.
+//
+//	MCPGATE_BENCH_BASELINE=/path/to/old/mcpgate go test -run '^$' -bench ProcessStart -benchtime 200x ./internal/cli/
+func BenchmarkProcessStart(b *testing.B) {
+	paths, names := []string{testbin.Mcpgate(b)}, []string{"this"}
+	if p := os.Getenv("MCPGATE_BENCH_BASELINE"); p != "" {
+		paths, names = append(paths, p), append(names, "base")
+	}
+	wall := make([][]time.Duration, len(paths))
+	cpu := make([][]time.Duration, len(paths))
+	for b.Loop() {
+		for i, path := range paths {
+			cmd := exec.Command(path, "--version")
+			start := time.Now()
+			if out, err := cmd.Output(); err != nil || !strings.HasPrefix(string(out), "mcpgate ") {
+				b.Fatalf("%s --version: %v %q", path, err, out)
+			}
+			wall[i] = append(wall[i], time.Since(start))
+			cpu[i] = append(cpu[i], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+		}
+	}
+	reportProcessRuns(b, names, wall, cpu, len(paths) == 2)
 }
 
 // BenchmarkServeStartStoredCatalogs measures `mcpgate serve` (in this
