@@ -68,6 +68,7 @@ func certPool(file, dirs string) (*x509.CertPool, error) {
 // system's roots and SSL_CERT_DIR's, some 10 ms) waits for the first TLS
 // handshake, so a process that answers from stored catalogs never pays
 // for it.
+//
 // It reads only as far as the first certificate: a system bundle (200 KB
 // and more) read whole would cost every process a few hundred page faults.
 func checkCertFile(file string) error {
