@@ -338,54 +338,47 @@ func retryAfter(v string) time.Duration {
 // partialSuccess reads ExportTraceServiceResponse.partial_success
 // (field 1: rejected_spans = 1, error_message = 2) from an answer. The
 // message type lives in the collector package with the gRPC service, so
-// its three fields are read here.
+// its three fields are read here. A malformed answer reads as none.
 func partialSuccess(b []byte) (rejected int64, msg string) {
+	ok := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num != 1 || typ != protowire.BytesType {
+			return true
+		}
+		inner, _ := protowire.ConsumeBytes(v)
+		return eachField(inner, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+			switch {
+			case num == 1 && typ == protowire.VarintType:
+				n, _ := protowire.ConsumeVarint(v)
+				rejected = int64(n)
+			case num == 2 && typ == protowire.BytesType:
+				s, _ := protowire.ConsumeBytes(v)
+				msg = string(s)
+			}
+			return true
+		})
+	})
+	if !ok {
+		return 0, ""
+	}
+	return rejected, msg
+}
+
+// eachField calls visit with each field of a protobuf message in turn,
+// its value still encoded (and whole: ConsumeFieldValue has checked it),
+// and says whether the message parsed and every visit returned true.
+func eachField(b []byte, visit func(num protowire.Number, typ protowire.Type, value []byte) bool) bool {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return 0, ""
+			return false
 		}
-		b = b[n:]
-		if num == 1 && typ == protowire.BytesType {
-			inner, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return 0, ""
-			}
-			b = b[n:]
-			for len(inner) > 0 {
-				num, typ, n := protowire.ConsumeTag(inner)
-				if n < 0 {
-					return 0, ""
-				}
-				inner = inner[n:]
-				switch {
-				case num == 1 && typ == protowire.VarintType:
-					v, n := protowire.ConsumeVarint(inner)
-					if n < 0 {
-						return 0, ""
-					}
-					rejected, inner = int64(v), inner[n:]
-				case num == 2 && typ == protowire.BytesType:
-					v, n := protowire.ConsumeBytes(inner)
-					if n < 0 {
-						return 0, ""
-					}
-					msg, inner = string(v), inner[n:]
-				default:
-					if n = protowire.ConsumeFieldValue(num, typ, inner); n < 0 {
-						return 0, ""
-					}
-					inner = inner[n:]
-				}
-			}
-			continue
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 || !visit(num, typ, b[n:n+m]) {
+			return false
 		}
-		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-			return 0, ""
-		}
-		b = b[n:]
+		b = b[n+m:]
 	}
-	return rejected, msg
+	return true
 }
 
 // Shutdown stops exporting; the batch processor has flushed before it
@@ -416,7 +409,7 @@ func otlpResourceSpans(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 		if rs == nil {
 			rs = &tracepb.ResourceSpans{Resource: &resourcepb.Resource{}}
 			if res != nil {
-				rs.Resource.Attributes = otlpAttributes(res.Iter())
+				rs.Resource.Attributes = otlpKeyValues(res.Attributes())
 				rs.SchemaUrl = res.SchemaURL()
 			}
 			byRes[key.res] = rs
@@ -428,7 +421,7 @@ func otlpResourceSpans(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 				Scope: &commonpb.InstrumentationScope{
 					Name:       key.scope.Name,
 					Version:    key.scope.Version,
-					Attributes: otlpAttributes(key.scope.Attributes.Iter()),
+					Attributes: otlpKeyValues(key.scope.Attributes.ToSlice()),
 				},
 				SchemaUrl: key.scope.SchemaURL,
 			}
@@ -530,15 +523,6 @@ func unixNano(t time.Time) uint64 {
 }
 
 func clampCount(n int) uint32 { return uint32(min(max(n, 0), 1<<32-1)) }
-
-func otlpAttributes(it attribute.Iterator) []*commonpb.KeyValue {
-	var out []*commonpb.KeyValue
-	for it.Next() {
-		kv := it.Attribute()
-		out = append(out, &commonpb.KeyValue{Key: string(kv.Key), Value: otlpValue(kv.Value)})
-	}
-	return out
-}
 
 func otlpKeyValues(kvs []attribute.KeyValue) []*commonpb.KeyValue {
 	if len(kvs) == 0 {

@@ -508,8 +508,13 @@ func TestOTLPPartialSuccessIsReported(t *testing.T) {
 	if len(reported) != 1 || !strings.Contains(reported[0].Error(), "dropped 3 spans: spans too old") {
 		t.Errorf("reported %v", reported)
 	}
-	if n, msg := partialSuccess([]byte{0x0a, 0x05, 0x08}); n != 0 || msg != "" {
-		t.Errorf("a truncated answer read as %d %q", n, msg)
+	for _, bad := range [][]byte{
+		{0x0a, 0x05, 0x08}, // the partial success cut short
+		{0x0a, 0x06, 0x08, 0x03, 0x12, 0x05, 'a', 'b'}, // its message cut short, after a count
+	} {
+		if n, msg := partialSuccess(bad); n != 0 || msg != "" {
+			t.Errorf("the malformed answer %x read as %d %q", bad, n, msg)
+		}
 	}
 }
 
