@@ -26,6 +26,9 @@ const searchIndexFileName = "search-index"
 type fileIndexCache struct {
 	path    string
 	program string
+
+	mu    sync.Mutex
+	unmap []func() // of what Load gave, for close
 }
 
 // indexCache is the search command's gateway.IndexCache, or nil when the
@@ -37,23 +40,43 @@ func (a *App) indexCache() gateway.IndexCache {
 	if prog == "" || err != nil {
 		return nil
 	}
-	return &fileIndexCache{path: filepath.Join(dir, searchIndexFileName), program: prog}
+	c := &fileIndexCache{path: filepath.Join(dir, searchIndexFileName), program: prog}
+	a.closers = append(a.closers, c.close)
+	return c
 }
 
 func (c *fileIndexCache) header(key [sha256.Size]byte) string {
 	return "mcpgate search index " + c.program + " " + hex.EncodeToString(key[:]) + "\n"
 }
 
+// Load maps the kept file (mapFile): the index is read in place, so its
+// half a megabyte costs no fresh memory. What it returns stays mapped
+// until close.
 func (c *fileIndexCache) Load(key [sha256.Size]byte) []byte {
-	data, err := os.ReadFile(c.path)
+	data, unmap, err := mapFile(c.path)
 	if err != nil {
 		return nil
 	}
 	rest, ok := bytes.CutPrefix(data, []byte(c.header(key)))
 	if !ok {
+		unmap()
 		return nil
 	}
+	c.mu.Lock()
+	c.unmap = append(c.unmap, unmap)
+	c.mu.Unlock()
 	return rest
+}
+
+// close unmaps what Load gave; the App calls it when its command is done
+// with the gateway.
+func (c *fileIndexCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, unmap := range c.unmap {
+		unmap()
+	}
+	c.unmap = nil
 }
 
 func (c *fileIndexCache) Save(key [sha256.Size]byte, data []byte) {
@@ -74,12 +97,24 @@ var programBuildID = sync.OnceValue(func() string {
 		return ""
 	}
 	defer f.Close()
-	// The linker puts the ID at the start of the file: in an ELF note
-	// among the first headers, else at the start of the text.
-	head := make([]byte, 64<<10)
-	n, _ := io.ReadFull(f, head)
-	return buildIDIn(head[:n])
+	return readBuildID(f)
 })
+
+// readBuildID reads the build ID at the start of an executable. The
+// linker puts it in an ELF note among the first headers (the first 4 KB),
+// else at the start of the text (within 64 KB); each 4 KB read is a fresh
+// page of memory, so the rest is read only when the first has none.
+func readBuildID(exe io.Reader) string {
+	head := make([]byte, 0, 64<<10)
+	for _, size := range []int{4 << 10, 64 << 10} {
+		n, _ := io.ReadFull(exe, head[len(head):size])
+		head = head[:len(head)+n]
+		if id := buildIDIn(head); id != "" || len(head) < size {
+			return id
+		}
+	}
+	return ""
+}
 
 // buildIDIn finds a Go build ID in the first bytes of an executable: the
 // raw form the linker writes into the text of non-ELF files, or the ELF

@@ -1,0 +1,35 @@
+//go:build unix
+
+package cli
+
+import (
+	"os"
+	"syscall"
+)
+
+// mapFile maps the file at path into memory, read-only, and returns its
+// bytes and the function that unmaps them; an empty file gives no bytes.
+// The pages are the kernel's cached copy of the file: a process that reads
+// them touches no heap, which is where a fresh page is dear (a page fault
+// each). The file must not be truncated while mapped (the kept index is
+// replaced by rename, never rewritten in place).
+func mapFile(path string) ([]byte, func(), error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	size := st.Size()
+	if size == 0 || int64(int(size)) != size {
+		return nil, func() {}, nil
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, func() { _ = syscall.Munmap(data) }, nil
+}
