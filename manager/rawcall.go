@@ -672,7 +672,7 @@ func textResult(raw []byte) (*mcp.CallToolResult, bool) {
 	if complete {
 		// The result's type is unexported: a copy of one the go-sdk
 		// decoded carries it.
-		r := completeResult
+		r := completeResult()
 		r.Content, r.IsError = res.Content, res.IsError
 		return &r, true
 	}
@@ -680,14 +680,16 @@ func textResult(raw []byte) (*mcp.CallToolResult, bool) {
 }
 
 // completeResult is an empty result of type "complete", as the go-sdk
-// decodes one.
-var completeResult = func() mcp.CallToolResult {
+// decodes one. It is made at the first call that needs it, not at start:
+// the go-sdk's decoder spends some 60 KB preparing for the type, which a
+// process that makes no call would touch for nothing.
+var completeResult = sync.OnceValue(func() mcp.CallToolResult {
 	var r mcp.CallToolResult
 	if err := json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r); err != nil {
 		panic(err)
 	}
 	return r
-}()
+})
 
 // textBlock reads a content block of exactly the members type "text" and
 // text, and reports false for any other.

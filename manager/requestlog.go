@@ -59,12 +59,14 @@ const DefaultRequestLogSize = 500
 // sends.
 const maxSummaryBytes = 64 << 10
 
-// requestLog is the manager's bounded ring of recent requests.
+// requestLog is the manager's bounded ring of recent requests. The ring
+// grows as requests come, up to its size: a process that sends none (a
+// search answered from stored catalogs) keeps no 64 KB ring for nothing.
 type requestLog struct {
 	mu   sync.Mutex
-	ring []RequestLogEntry
-	next int  // where the next entry goes
-	full bool // the ring has wrapped
+	ring []RequestLogEntry // at most size
+	size int
+	next int // once the ring is full, the oldest entry, where the next goes
 
 	sink func(RequestLogEntry)
 }
@@ -73,16 +75,20 @@ func newRequestLog(size int, sink func(RequestLogEntry)) *requestLog {
 	if size <= 0 {
 		size = DefaultRequestLogSize
 	}
-	return &requestLog{ring: make([]RequestLogEntry, size), sink: sink}
+	return &requestLog{size: size, sink: sink}
 }
 
 // add keeps e in the ring, then hands it to the sink outside the lock.
 func (l *requestLog) add(e RequestLogEntry) {
 	l.mu.Lock()
-	l.ring[l.next] = e
-	l.next = (l.next + 1) % len(l.ring)
-	if l.next == 0 {
-		l.full = true
+	if n := len(l.ring); n < l.size {
+		if n == cap(l.ring) {
+			l.ring = append(make([]RequestLogEntry, 0, min(l.size, max(16, 2*n))), l.ring...)
+		}
+		l.ring = append(l.ring, e)
+	} else {
+		l.ring[l.next] = e
+		l.next = (l.next + 1) % n
 	}
 	l.mu.Unlock()
 	if l.sink != nil {
@@ -95,16 +101,13 @@ func (l *requestLog) add(e RequestLogEntry) {
 func (l *requestLog) recent(n int) []RequestLogEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	kept := l.next
-	if l.full {
-		kept = len(l.ring)
-	}
+	kept := len(l.ring)
 	if n <= 0 || n > kept {
 		n = kept
 	}
 	out := make([]RequestLogEntry, n)
 	for i := range n {
-		out[i] = l.ring[(l.next-n+i+len(l.ring))%len(l.ring)]
+		out[i] = l.ring[(l.next+kept-n+i)%kept]
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -154,6 +155,29 @@ func TestRequestLogBounded(t *testing.T) {
 	}
 	if got := methods(l.recent(10)); got != "cde" {
 		t.Errorf("recent(10) = %q, want cde", got)
+	}
+	// The ring grows as entries come: at every fill, before and after it
+	// wraps, it holds the newest entries in order and no more than size.
+	for _, size := range []int{1, 3, 40} {
+		l := newRequestLog(size, nil)
+		var all []RequestLogEntry
+		for i := range 3*size + 2 {
+			e := RequestLogEntry{Method: strconv.Itoa(i)}
+			l.add(e)
+			all = append(all, e)
+			for _, n := range []int{0, 1, size - 1, size, size + 1} {
+				want := all[max(0, len(all)-min(size, len(all))):]
+				if n > 0 && n < len(want) {
+					want = want[len(want)-n:]
+				}
+				if got := l.recent(n); !slices.Equal(got, want) {
+					t.Fatalf("size %d after %d entries: recent(%d) = %q, want %q", size, i+1, n, methods(got), methods(want))
+				}
+			}
+			if cap(l.ring) > size {
+				t.Fatalf("size %d: the ring holds room for %d entries", size, cap(l.ring))
+			}
+		}
 	}
 
 	srv := fake.Start(t, nil)
