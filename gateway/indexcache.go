@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"math"
+	"slices"
 
 	"github.com/mcpgate/mcpgate/gateway/search"
 )
@@ -82,18 +85,19 @@ func (g *Gateway) searchCached(key [sha256.Size]byte, query string, limit int) (
 		return nil, false
 	}
 	ix, err := search.Load(rest)
-	if err != nil || ix.Len() != len(refs) {
+	if err != nil || ix.Len() != refs.len() {
 		return nil, false
 	}
-	for _, h := range ix.Search(query, len(refs)) { // rank everything, then keep the tools
-		if h.Doc >= len(refs) {
+	// Enough hits that limit of them are tools, whatever the others are.
+	for _, h := range ix.Search(query, limit+refs.len()-refs.tools) {
+		if h.Doc >= refs.len() {
 			return nil, false
 		}
-		r := refs[h.Doc]
+		r := refs.ref(h.Doc)
 		if r.kind != kindTool {
 			continue
 		}
-		hits = append(hits, SearchHit{Server: r.server, Tool: r.name, Score: h.Score, Description: string(r.description)})
+		hits = append(hits, SearchHit{Server: r.server, Tool: r.name, Score: h.Score, Description: r.description})
 		if len(hits) == limit {
 			break
 		}
@@ -142,7 +146,7 @@ func (c *catalogIndex) snapshot() ([]byte, bool) {
 		b = binary.AppendUvarint(b, uint64(r.n))
 	}
 	for _, r := range c.refs {
-		b = append(b, kindCodes[r.kind])
+		b = append(b, codeOfKind(r.kind))
 		b = appendString(b, r.name())
 		if r.kind == kindTool {
 			b = appendString(b, r.tool.Description)
@@ -153,84 +157,136 @@ func (c *catalogIndex) snapshot() ([]byte, bool) {
 }
 
 // cachedRef is what a kept index's document stands for: an entry of
-// server, of kind, named name, and a tool's description (left in the
-// kept bytes until a search answers with it).
+// server, of kind, named name, and a tool's description.
 type cachedRef struct {
 	server      string
 	kind        kind
 	name        string
-	description []byte
+	description string
 }
 
-var kindCodes = map[kind]byte{kindTool: 1, kindPrompt: 2, kindResource: 3, kindTemplate: 4}
+// cachedRefs are the documents of a kept index, left in the kept bytes:
+// a search reads the few entries it answers with, not every one.
+type cachedRefs struct {
+	data  []byte
+	at    []uint32    // by document: where its entry starts in data
+	runs  []cachedRun // the servers, in document order
+	tools int         // how many documents are tools
+}
+
+// cachedRun is a server and the first of its documents, which run on to
+// the next run's first.
+type cachedRun struct {
+	first  int
+	server string
+}
+
+func (r *cachedRefs) len() int { return len(r.at) }
+
+// ref reads the entry of doc, which decodeRefs checked. Its strings are
+// copies: the kept bytes are the cache's, and a hit may outlive them.
+func (r *cachedRefs) ref(doc int) cachedRef {
+	i, _ := slices.BinarySearchFunc(r.runs, doc, func(run cachedRun, doc int) int { return cmp.Compare(run.first, doc+1) })
+	e := cachedEntry{b: r.data[r.at[doc]:]}
+	k, name, desc, _ := e.next()
+	return cachedRef{server: r.runs[i-1].server, kind: k, name: string(name), description: string(desc)}
+}
+
+// kindByCode is each kind by the byte a kept index writes it as.
+var kindByCode = [...]kind{1: kindTool, 2: kindPrompt, 3: kindResource, 4: kindTemplate}
+
+func codeOfKind(k kind) byte {
+	return byte(slices.Index(kindByCode[:], k))
+}
+
+func kindOfCode(c byte) (kind, bool) {
+	if int(c) >= len(kindByCode) || kindByCode[c] == "" {
+		return "", false
+	}
+	return kindByCode[c], true
+}
 
 var errCachedIndex = errors.New("not a kept gateway index")
 
-// decodeRefs reads what snapshot wrote before the index, and returns the
-// index's bytes.
-func decodeRefs(b []byte) ([]cachedRef, []byte, error) {
-	if len(b) < len(cachedIndexMagic) || string(b[:len(cachedIndexMagic)]) != cachedIndexMagic {
+// cachedEntry reads the bytes of kept documents, one entry at a time.
+type cachedEntry struct{ b []byte }
+
+func (e *cachedEntry) uvarint() (uint64, bool) {
+	v, n := binary.Uvarint(e.b)
+	if n <= 0 {
+		return 0, false
+	}
+	e.b = e.b[n:]
+	return v, true
+}
+
+func (e *cachedEntry) bytes() ([]byte, bool) {
+	n, ok := e.uvarint()
+	if !ok || n > uint64(len(e.b)) {
+		return nil, false
+	}
+	s := e.b[:n:n]
+	e.b = e.b[n:]
+	return s, true
+}
+
+// next reads one document's entry: its kind, name and, for a tool, its
+// description.
+func (e *cachedEntry) next() (k kind, name, desc []byte, ok bool) {
+	if len(e.b) == 0 {
+		return "", nil, nil, false
+	}
+	k, known := kindOfCode(e.b[0])
+	e.b = e.b[1:]
+	name, ok = e.bytes()
+	if !known || !ok {
+		return "", nil, nil, false
+	}
+	if k == kindTool {
+		if desc, ok = e.bytes(); !ok {
+			return "", nil, nil, false
+		}
+	}
+	return k, name, desc, true
+}
+
+// decodeRefs reads what snapshot wrote before the index, checking every
+// entry, and returns the index's bytes.
+func decodeRefs(b []byte) (*cachedRefs, []byte, error) {
+	if len(b) < len(cachedIndexMagic) || string(b[:len(cachedIndexMagic)]) != cachedIndexMagic || uint64(len(b)) > math.MaxUint32 {
 		return nil, nil, errCachedIndex
 	}
-	b = b[len(cachedIndexMagic):]
-	next := func() (uint64, bool) {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return v, true
-	}
-	str := func() (string, bool) {
-		n, ok := next()
-		if !ok || n > uint64(len(b)) {
-			return "", false
-		}
-		s := string(b[:n])
-		b = b[n:]
-		return s, true
-	}
-	nruns, ok := next()
-	if !ok || nruns > uint64(len(b)) {
+	e := cachedEntry{b: b[len(cachedIndexMagic):]}
+	nruns, ok := e.uvarint()
+	if !ok || nruns > uint64(len(e.b)) {
 		return nil, nil, errCachedIndex
 	}
-	var refs []cachedRef
+	refs := &cachedRefs{data: b, runs: make([]cachedRun, 0, nruns)}
+	docs := 0
 	for range nruns {
-		server, ok1 := str()
-		n, ok2 := next()
+		server, ok1 := e.bytes()
+		n, ok2 := e.uvarint()
 		// Each document takes two bytes at least further on.
-		if !ok1 || !ok2 || n > uint64(len(b)) || uint64(len(refs))+n > uint64(len(b)) {
+		if !ok1 || !ok2 || n > uint64(len(e.b)) || uint64(docs)+n > uint64(len(e.b)) {
 			return nil, nil, errCachedIndex
 		}
-		for range n {
-			refs = append(refs, cachedRef{server: server})
+		if n > 0 {
+			refs.runs = append(refs.runs, cachedRun{first: docs, server: string(server)})
 		}
+		docs += int(n)
 	}
-	codes := map[byte]kind{}
-	for k, c := range kindCodes {
-		codes[c] = k
-	}
-	for i := range refs {
-		if len(b) == 0 {
+	refs.at = make([]uint32, docs)
+	for d := range refs.at {
+		refs.at[d] = uint32(len(b) - len(e.b))
+		k, _, _, ok := e.next()
+		if !ok {
 			return nil, nil, errCachedIndex
 		}
-		k, known := codes[b[0]]
-		b = b[1:]
-		name, ok := str()
-		if !known || !ok {
-			return nil, nil, errCachedIndex
-		}
-		refs[i].kind, refs[i].name = k, name
 		if k == kindTool {
-			n, ok := next()
-			if !ok || n > uint64(len(b)) {
-				return nil, nil, errCachedIndex
-			}
-			refs[i].description = b[:n:n]
-			b = b[n:]
+			refs.tools++
 		}
 	}
-	return refs, b, nil
+	return refs, e.b, nil
 }
 
 func appendString(b []byte, s string) []byte {

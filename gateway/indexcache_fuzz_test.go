@@ -10,14 +10,21 @@ func FuzzDecodeRefs(f *testing.F) {
 	// described "d".
 	b := append([]byte(cachedIndexMagic), 2, 1, 'a', 1, 1, 'b', 1, 2, 1, 'x', 1, 1, 'y', 1, 'd')
 	f.Add(b)
-	if refs, _, err := decodeRefs(b); err != nil || len(refs) != 2 || refs[0].kind != kindPrompt ||
-		refs[1].name != "y" || refs[1].kind != kindTool || string(refs[1].description) != "d" {
+	if refs, _, err := decodeRefs(b); err != nil || refs.len() != 2 || refs.tools != 1 ||
+		refs.ref(0) != (cachedRef{server: "a", kind: kindPrompt, name: "x"}) ||
+		refs.ref(1) != (cachedRef{server: "b", kind: kindTool, name: "y", description: "d"}) {
 		f.Fatalf("the seed reads as %+v, %v", refs, err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		refs, _, err := decodeRefs(data)
-		if err == nil && len(refs) > len(data) {
-			t.Fatalf("%d places from %d bytes", len(refs), len(data))
+		if err != nil {
+			return
+		}
+		if refs.len() > len(data) {
+			t.Fatalf("%d places from %d bytes", refs.len(), len(data))
+		}
+		for d := range refs.len() {
+			refs.ref(d) // every place decodeRefs accepted reads
 		}
 	})
 }

@@ -76,7 +76,9 @@ func toolsPage(tools ...[2]string) func(string) json.RawMessage {
 }
 
 var keptQueries = []string{"open a pull request on my repository", "send a message to the team channel",
-	"repeat back the text I give you", "list the issues of a repository", "add two numbers", "nothing matches zzzz"}
+	"repeat back the text I give you", "list the issues of a repository", "add two numbers", "nothing matches zzzz",
+	// Prompts rank first here, and the tools after them are still found.
+	"greet someone by name or summarize the conversation"}
 
 // TestKeptIndexAnswersAsTheLiveCatalogs: with an IndexCache, a search
 // over stored catalogs answers exactly as one over the live catalogs
