@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/lazyregexp"
 )
 
 // hostEntry is one server entry in the terms every dialect shares.
@@ -160,9 +161,9 @@ func decodeGemini(raw []byte) (hostEntry, string) {
 const clientSecretRule = "oauth.clientSecret: mcpgate reads a client secret only from an environment variable, sent only to the authorization server it is pinned to: add the server with mcpgate add NAME URL --client-id ID --client-secret-env VAR --issuer URL"
 
 // dollarRef is Gemini CLI's $VAR, which mcpgate writes ${VAR}.
-var dollarRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
+var dollarRef = lazyregexp.New(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 
-func dollarRefs(s string) string { return dollarRef.ReplaceAllString(s, "$${$1}") }
+func dollarRefs(s string) string { return dollarRef().ReplaceAllString(s, "$${$1}") }
 
 func mapValues(m map[string]string, f func(string) string) map[string]string {
 	if m == nil {
@@ -263,13 +264,13 @@ func decodeOpencode(raw []byte) (hostEntry, string) {
 
 // opencodeRef is opencode's {env:VAR}, which mcpgate writes ${VAR}; a
 // ${env:VAR} (Cursor's spelling) is left alone.
-var opencodeRef = regexp.MustCompile(`(^|[^$])\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+var opencodeRef = lazyregexp.New(`(^|[^$])\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-func opencodeRefs(s string) string { return opencodeRef.ReplaceAllString(s, "$1$${$2}") }
+func opencodeRefs(s string) string { return opencodeRef().ReplaceAllString(s, "$1$${$2}") }
 
 // envName is an environment variable's name, as Codex's *_env_var fields
 // hold.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // decodeCodex reads a Codex [mcp_servers.NAME] table.
 func decodeCodex(raw []byte) (hostEntry, string) {
@@ -312,7 +313,7 @@ func decodeCodex(raw []byte) (hostEntry, string) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(ce.EnvHTTPHeaders)) {
 		v := ce.EnvHTTPHeaders[k]
-		if !envName.MatchString(v) {
+		if !envName().MatchString(v) {
 			return hostEntry{}, fmt.Sprintf("env_http_headers: header %q: must name an environment variable", k)
 		}
 		if _, ok := headers[k]; ok {
@@ -321,7 +322,7 @@ func decodeCodex(raw []byte) (hostEntry, string) {
 		headers[k] = "${" + v + "}"
 	}
 	if v := ce.BearerTokenEnvVar; v != "" {
-		if !envName.MatchString(v) {
+		if !envName().MatchString(v) {
 			return hostEntry{}, "bearer_token_env_var: must name an environment variable"
 		}
 		for k := range headers {

@@ -4,10 +4,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/internal/lazyregexp"
 )
 
 // Limits bound what one gateway answer may put into a model's context.
@@ -127,14 +128,14 @@ func plainQuoted(s string) bool {
 // forgedMarker is what a model may read as the marker's name: the two
 // words in any case (long s included: it folds to s), joined by any dash,
 // space or invisible character.
-var forgedMarker = regexp.MustCompile(`(?i)untrusted[\p{Pd}\p{Cf}\s]*content`)
+var forgedMarker = lazyregexp.New(`(?i)untrusted[\p{Pd}\p{Cf}\s]*content`)
 
 // defuse keeps content from imitating the markers.
 func defuse(s string) string {
 	if !mayForge(s) {
 		return s
 	}
-	return forgedMarker.ReplaceAllString(s, "untrusted_content")
+	return forgedMarker().ReplaceAllString(s, "untrusted_content")
 }
 
 // mayForge reports whether s holds "untru" in any case, as every match of

@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/mcpgate/mcpgate/internal/lazyregexp"
 	"github.com/mcpgate/mcpgate/manager"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -44,7 +44,7 @@ type Descriptor struct {
 	TaskOnly bool
 }
 
-var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+var unsafeChars = lazyregexp.New(`[^a-zA-Z0-9_-]`)
 
 const maxToolName = 64
 
@@ -58,7 +58,7 @@ func bridgeNames(byServer map[string][]*mcp.Tool) []Descriptor {
 		tools := append([]*mcp.Tool(nil), byServer[id]...)
 		sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 		for _, t := range tools {
-			name := "mcp__" + unsafeChars.ReplaceAllString(id, "_") + "__" + unsafeChars.ReplaceAllString(t.Name, "_")
+			name := "mcp__" + unsafeChars().ReplaceAllString(id, "_") + "__" + unsafeChars().ReplaceAllString(t.Name, "_")
 			changed := name != "mcp__"+id+"__"+t.Name
 			if len(name) > maxToolName || changed || used[name] {
 				sum := sha256.Sum256([]byte(id + "\x00" + t.Name))

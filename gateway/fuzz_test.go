@@ -30,7 +30,7 @@ func FuzzRender(f *testing.F) {
 		out := res.Content[0].(*mcp.TextContent).Text
 		checkBlock(t, out, g.lim, utf8.ValidString(text) && utf8.ValidString(uri) && utf8.ValidString(name) && utf8.ValidString(embedded))
 		for _, s := range []string{text, uri, name, embedded} {
-			if got, want := defuse(s), forgedMarker.ReplaceAllString(s, "untrusted_content"); got != want {
+			if got, want := defuse(s), forgedMarker().ReplaceAllString(s, "untrusted_content"); got != want {
 				t.Errorf("defuse(%q) = %q, the expression alone %q", s, got, want)
 			}
 		}
@@ -59,8 +59,8 @@ func checkBlock(t *testing.T, out string, lim Limits, validUTF8 bool) {
 	if strings.Count(out, n) != 2 {
 		t.Errorf("the nonce appears %d times", strings.Count(out, n))
 	}
-	if forgedMarker.MatchString(body) {
-		t.Errorf("the content holds a marker name: %q", forgedMarker.FindString(body))
+	if forgedMarker().MatchString(body) {
+		t.Errorf("the content holds a marker name: %q", forgedMarker().FindString(body))
 	}
 	if after != "" && !strings.HasPrefix(after, "\n[truncated: showing ") {
 		t.Errorf("text after the block: %.200q", after)

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/internal/lazyregexp"
 	"golang.org/x/oauth2"
 )
 
@@ -35,14 +35,14 @@ func (a *staticAuth) Authorize(_ context.Context, _ *http.Request, resp *http.Re
 }
 
 // challengeError finds a challenge's error parameter, quoted or not.
-var challengeError = regexp.MustCompile(`(?i)\berror=(?:"([^"]*)"|([^\s,"]*))`)
+var challengeError = lazyregexp.New(`(?i)\berror=(?:"([^"]*)"|([^\s,"]*))`)
 
 // authError attributes a 401 or 403 and tells the person what to do next.
 // The challenge's error is the provider code only when all of it is one
 // (see [mcpgate.SafeCode]): the server writes it, and it reaches the model.
 func authError(cfg *mcpgate.ServerConfig, status int, challenge string, sentToken bool) *mcpgate.Error {
 	code := ""
-	if m := challengeError.FindStringSubmatch(challenge); m != nil {
+	if m := challengeError().FindStringSubmatch(challenge); m != nil {
 		code = mcpgate.SafeCode(m[1] + m[2])
 	}
 	e := &mcpgate.Error{Category: mcpgate.CategoryAuth, HTTPStatus: status, Code: code}

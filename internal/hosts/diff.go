@@ -2,8 +2,9 @@ package hosts
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/lazyregexp"
 )
 
 // diffContext is the number of unchanged lines shown around a change.
@@ -144,17 +145,17 @@ func lineDiff(x, y []string) []diffOp {
 // writes have none of those. (mcpgate.Sanitize redacts one-line remote
 // text; config lines quote their keys and keep their indentation.)
 var (
-	secretValue = regexp.MustCompile(`(?i)("?[A-Za-z0-9_.-]*(?:token|secret|passw|api[_-]?key|authorization|credential|private[_-]?key|access[_-]?key|cookie|session)[A-Za-z0-9_.-]*"?'?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,}\]#{\[][^\s,}\]#]*)`)
-	bearerValue = regexp.MustCompile(`(?i)(bearer\s+)[^"'\s,]+`)
-	urlPassword = regexp.MustCompile(`(://[^/@\s"':]*:)[^/@\s"']+@`)
+	secretValue = lazyregexp.New(`(?i)("?[A-Za-z0-9_.-]*(?:token|secret|passw|api[_-]?key|authorization|credential|private[_-]?key|access[_-]?key|cookie|session)[A-Za-z0-9_.-]*"?'?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,}\]#{\[][^\s,}\]#]*)`)
+	bearerValue = lazyregexp.New(`(?i)(bearer\s+)[^"'\s,]+`)
+	urlPassword = lazyregexp.New(`(://[^/@\s"':]*:)[^/@\s"']+@`)
 	// knownToken is a token by its issuer's prefix, wherever it is (an
 	// argument, a URL).
-	knownToken = regexp.MustCompile(`\b(?:sk|pk|rk|ghp|gho|ghs|github_pat|xox[abp])[-_][A-Za-z0-9_-]{8,}`)
+	knownToken = lazyregexp.New(`\b(?:sk|pk|rk|ghp|gho|ghs|github_pat|xox[abp])[-_][A-Za-z0-9_-]{8,}`)
 )
 
 func redact(line string) string {
-	line = secretValue.ReplaceAllString(line, `${1}"***"`)
-	line = bearerValue.ReplaceAllString(line, `${1}***`)
-	line = urlPassword.ReplaceAllString(line, `${1}***@`)
-	return knownToken.ReplaceAllString(line, "***")
+	line = secretValue().ReplaceAllString(line, `${1}"***"`)
+	line = bearerValue().ReplaceAllString(line, `${1}***`)
+	line = urlPassword().ReplaceAllString(line, `${1}***@`)
+	return knownToken().ReplaceAllString(line, "***")
 }

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,8 @@ import (
 	"github.com/goccy/go-yaml/token"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
+
+	"github.com/mcpgate/mcpgate/internal/lazyregexp"
 )
 
 // maxFileBytes bounds a host config read; ~/.claude.json keeps histories
@@ -238,7 +239,7 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s: not valid %s (%s); fix the file and try again, nothing was written", where, e.Format, e.Reason)
 }
 
-var hujsonPos = regexp.MustCompile(`^hujson: line (\d+), column (\d+): `)
+var hujsonPos = lazyregexp.New(`^hujson: line (\d+), column (\d+): `)
 
 // decode parses data in h's format into plain values, for reading the
 // entry and for checking an edit.
@@ -284,7 +285,7 @@ func decode(h Host, path string, data []byte) (map[string]any, error) {
 		v, err := hujson.Parse(bytes.Clone(data)) // Standardize writes over what Parse read
 		if err != nil {
 			msg := err.Error()
-			if m := hujsonPos.FindStringSubmatch(msg); m != nil {
+			if m := hujsonPos().FindStringSubmatch(msg); m != nil {
 				perr.Line, _ = strconv.Atoi(m[1])
 				perr.Column, _ = strconv.Atoi(m[2])
 				msg = msg[len(m[0]):]

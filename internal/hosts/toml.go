@@ -3,9 +3,10 @@ package hosts
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/lazyregexp"
 )
 
 // tomlEditor edits a TOML file as text, line by line: the entry is the
@@ -15,7 +16,7 @@ import (
 type tomlEditor struct{}
 
 // tomlHeader matches a table header line, capturing its dotted name.
-var tomlHeader = regexp.MustCompile(`^\s*\[\s*([^\[\]]*?)\s*\]\s*(#.*)?$`)
+var tomlHeader = lazyregexp.New(`^\s*\[\s*([^\[\]]*?)\s*\]\s*(#.*)?$`)
 
 func (tomlEditor) set(data []byte, h Host, entry []field) ([]byte, error) {
 	table := renderTOML(h.Key, entry)
@@ -58,7 +59,7 @@ func (tomlEditor) remove(data []byte, h Host) ([]byte, error) {
 func tomlTable(lines []string, key string) (start, end int, err error) {
 	start = -1
 	for i, line := range lines {
-		m := tomlHeader.FindStringSubmatch(strings.TrimRight(line, "\r\n"))
+		m := tomlHeader().FindStringSubmatch(strings.TrimRight(line, "\r\n"))
 		if m == nil || strings.HasPrefix(strings.TrimSpace(line), "[[") {
 			if start >= 0 && strings.HasPrefix(strings.TrimSpace(line), "[[") {
 				return start, trimTail(lines, start, i), nil
@@ -156,10 +157,10 @@ func renderTOML(key string, entry []field) string {
 	return b.String()
 }
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var bareKey = lazyregexp.New(`^[A-Za-z0-9_-]+$`)
 
 func tomlKey(k string) string {
-	if bareKey.MatchString(k) {
+	if bareKey().MatchString(k) {
 		return k
 	}
 	return tomlString(k)

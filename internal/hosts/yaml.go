@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/lazyregexp"
 )
 
 // yamlEditor edits block-style YAML as text, by indentation: the entry is
@@ -90,7 +92,7 @@ func yamlKeyLine(lines []string, key string) (k int, inlineEmpty bool, err error
 	return -1, false, nil
 }
 
-var yamlItem = regexp.MustCompile(`^-(\s|$)`)
+var yamlItem = lazyregexp.New(`^-(\s|$)`)
 
 // yamlBlockEnd is the end of the block under the key at line k: the lines
 // indented deeper (and, for a list, items at column 0), without the blank
@@ -103,7 +105,7 @@ func yamlBlockEnd(lines []string, k int, list bool) int {
 		switch {
 		case s == "" || strings.HasPrefix(s, "#"):
 			continue
-		case line[0] == ' ' || line[0] == '\t', list && yamlItem.MatchString(line):
+		case line[0] == ' ' || line[0] == '\t', list && yamlItem().MatchString(line):
 			last = i
 			continue
 		}
@@ -131,7 +133,7 @@ func yamlEntry(lines []string, start, end int, indent string, list bool) (s, e i
 	var isStart func(string) bool
 	if list {
 		isStart = func(line string) bool {
-			return strings.HasPrefix(line, indent) && yamlItem.MatchString(line[len(indent):])
+			return strings.HasPrefix(line, indent) && yamlItem().MatchString(line[len(indent):])
 		}
 	} else {
 		isStart = func(line string) bool {
@@ -155,24 +157,24 @@ func yamlEntry(lines []string, start, end int, indent string, list bool) (s, e i
 	return -1, -1
 }
 
-var yamlOurName = regexp.MustCompile(`^(mcpgate|"mcpgate"|'mcpgate')\s*:\s*(#.*)?$`)
-var yamlNameIsOurs = regexp.MustCompile(`^name\s*:\s*(mcpgate|"mcpgate"|'mcpgate')\s*(#.*)?$`)
+var yamlOurName = lazyregexp.New(`^(mcpgate|"mcpgate"|'mcpgate')\s*:\s*(#.*)?$`)
+var yamlNameIsOurs = lazyregexp.New(`^name\s*:\s*(mcpgate|"mcpgate"|'mcpgate')\s*(#.*)?$`)
 
 // yamlIsOurs reports whether an entry's lines are mcpgate's: the key
 // mcpgate, or a list item whose own name is mcpgate.
 func yamlIsOurs(item []string, indent string, list bool) bool {
 	first := strings.TrimRight(item[0][len(indent):], "\r\n")
 	if !list {
-		return yamlOurName.MatchString(first)
+		return yamlOurName().MatchString(first)
 	}
 	rest := strings.TrimLeft(first[1:], " ")
 	keyCol := len(indent) + len(first) - len(rest)
-	if yamlNameIsOurs.MatchString(rest) {
+	if yamlNameIsOurs().MatchString(rest) {
 		return true
 	}
 	for _, line := range item[1:] {
 		trimmed := strings.TrimLeft(line, " ")
-		if len(line)-len(trimmed) == keyCol && yamlNameIsOurs.MatchString(strings.TrimRight(trimmed, "\r\n")) {
+		if len(line)-len(trimmed) == keyCol && yamlNameIsOurs().MatchString(strings.TrimRight(trimmed, "\r\n")) {
 			return true
 		}
 	}
@@ -207,7 +209,7 @@ func yamlValue(v any) string { return spell(v, yamlString, ", ", "YAML") }
 // yamlPlain matches the strings that read as themselves unquoted, in block
 // and flow context alike: no indicator characters, no leading or trailing
 // space.
-var yamlPlain = regexp.MustCompile(`^[A-Za-z_/][A-Za-z0-9_./ -]*[A-Za-z0-9_./-]$|^[A-Za-z_/]$`)
+var yamlPlain = lazyregexp.New(`^[A-Za-z_/][A-Za-z0-9_./ -]*[A-Za-z0-9_./-]$|^[A-Za-z_/]$`)
 
 // yamlString writes s plain when that reads back as the same string (a
 // Unix path, a name), else double-quoted with JSON's escapes, which YAML's
@@ -217,7 +219,7 @@ func yamlString(s string) string {
 	case "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~":
 		return jsonString(s)
 	}
-	if yamlPlain.MatchString(s) {
+	if yamlPlain().MatchString(s) {
 		return s
 	}
 	return jsonString(s)

@@ -11,12 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
+	"github.com/mcpgate/mcpgate/internal/lazyregexp"
 	"github.com/mcpgate/mcpgate/serve/inbound"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -418,16 +418,12 @@ func knownReason(s string) bool {
 // The patterns are compiled when first used, not when the program starts:
 // only serve --http audits.
 var (
-	rpcCode        = lazyRegexp(`^-?[0-9]{1,6}$`)
-	traceIDPattern = lazyRegexp(`^[0-9a-f]{32}$`)
-	jwtShape       = lazyRegexp(`[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)
+	rpcCode        = lazyregexp.New(`^-?[0-9]{1,6}$`)
+	traceIDPattern = lazyregexp.New(`^[0-9a-f]{32}$`)
+	jwtShape       = lazyregexp.New(`[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)
 	// apiKeyShape is a whole mcpgate API key, ID and secret: mgk_ID_SECRET.
-	apiKeyShape = lazyRegexp(`mgk_[^\s_]+_\S`)
+	apiKeyShape = lazyregexp.New(`mgk_[^\s_]+_\S`)
 )
-
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
 
 // ident keeps an identifier fit for the log: printable, bounded, and not
 // shaped like a credential.
@@ -465,7 +461,7 @@ func host(s string) string {
 	return s
 }
 
-var hostPattern = lazyRegexp(`^[A-Za-z0-9.:%_-]{1,255}$`)
+var hostPattern = lazyregexp.New(`^[A-Za-z0-9.:%_-]{1,255}$`)
 
 // ReasonOf is the Reason for err: its OAuth error or JSON-RPC code when it
 // is a known one (invalid_grant, access_denied, -32602), else its
