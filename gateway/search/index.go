@@ -77,9 +77,7 @@ func newIndex(docs []Doc, cfg config) *Index {
 
 // defaultThesaurus is the default model's thesaurus, which every index of
 // it shares: nothing changes a thesaurus once it is made.
-var defaultThesaurus = sync.OnceValue(func() *thesaurus {
-	return newThesaurus(defaultConfig.thesaurus, (&Index{cfg: defaultConfig}).qtokens)
-})
+func defaultThesaurus() *thesaurus { return thesaurusTable }
 
 func build(docs []Doc, cfg config, th *thesaurus, defaultModel bool) *Index {
 	ix := &Index{cfg: cfg, thes: th, defaultModel: defaultModel, ids: map[string]int32{}, byServer: map[string][]int32{}, aboutDF: map[int32]int32{}}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -283,11 +284,13 @@ var secondGroups = []string{
 	"clear all|mark all read|mark all as read|dismiss all",
 }
 
-// thesaurus finds expressions of thesaurusGroups in a query.
+// thesaurus finds expressions of thesaurusGroups in a query. The default
+// model's is thesaurusTable, written down once (thesaurus_table.go) so
+// that no process spends its start building it; newThesaurus makes others.
 type thesaurus struct {
 	groups [][]expr
-	byKey  map[string][]int // expression key to the groups holding it
-	maxLen int              // most tokens in one expression
+	keys   []thesaurusKey // every expression's key, sorted
+	maxLen int            // most tokens in one expression
 }
 
 type expr struct {
@@ -295,8 +298,15 @@ type expr struct {
 	terms []string // the meaningful tokens' keys
 }
 
+// thesaurusKey is an expression's key and the groups that hold it.
+type thesaurusKey struct {
+	key    string
+	groups []int
+}
+
 func newThesaurus(lines []string, tokens func(string) []qtoken) *thesaurus {
-	th := &thesaurus{byKey: map[string][]int{}}
+	th := &thesaurus{}
+	byKey := map[string][]int{}
 	for g, line := range lines {
 		var group []expr
 		for _, s := range strings.Split(line, "|") {
@@ -308,12 +318,15 @@ func newThesaurus(lines []string, tokens func(string) []qtoken) *thesaurus {
 				}
 			}
 			group = append(group, e)
-			if gs := th.byKey[e.key]; len(gs) == 0 || gs[len(gs)-1] != g {
-				th.byKey[e.key] = append(gs, g)
+			if gs := byKey[e.key]; len(gs) == 0 || gs[len(gs)-1] != g {
+				byKey[e.key] = append(gs, g)
 			}
 			th.maxLen = max(th.maxLen, len(toks))
 		}
 		th.groups = append(th.groups, group)
+	}
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
+		th.keys = append(th.keys, thesaurusKey{key: k, groups: byKey[k]})
 	}
 	return th
 }
@@ -336,9 +349,18 @@ func (th *thesaurus) match(toks []qtoken) (int, []int) {
 		if n == 1 && !toks[0].term {
 			break
 		}
-		if gs, ok := th.byKey[exprKey(toks[:n])]; ok {
+		if gs, ok := th.lookup(exprKey(toks[:n])); ok {
 			return n, gs
 		}
 	}
 	return 0, nil
+}
+
+// lookup returns the groups that hold the expression of key.
+func (th *thesaurus) lookup(key string) ([]int, bool) {
+	i, ok := slices.BinarySearchFunc(th.keys, key, func(k thesaurusKey, key string) int { return strings.Compare(k.key, key) })
+	if !ok {
+		return nil, false
+	}
+	return th.keys[i].groups, true
 }
