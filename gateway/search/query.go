@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/mcpgate/mcpgate/internal/lazyregexp"
 )
 
 // concept is one unit of meaning in the query: a word or phrase and its
@@ -50,12 +52,12 @@ func (ix *Index) qtokens(s string) []qtoken {
 // 'deploy finished' in #releases" that find the tool are "post" and
 // "releases", not "deploy" and "finished".
 var (
-	quotedRe = regexp.MustCompile(`(?:^|[\s(:,])(?:'([^']+)'|"([^"]+)"|“([^”]+)”|‘([^’]+)’)`)
-	sayingRe = regexp.MustCompile(`(?i)\b(?:saying|that says|which says|to say|so (?:that )?(?:i|we|you) can)\b[^.!?]*`)
+	quotedRe = lazyregexp.New(`(?:^|[\s(:,])(?:'([^']+)'|"([^"]+)"|“([^”]+)”|‘([^’]+)’)`)
+	sayingRe = lazyregexp.New(`(?i)\b(?:saying|that says|which says|to say|so (?:that )?(?:i|we|you) can)\b[^.!?]*`)
 	// A name given to what the need makes or finds: "a folder called
 	// reports", "the doc titled Q3 Plan". The name is the word after, and
 	// the capitalized words and identifiers that follow it.
-	namedRe = regexp.MustCompile(`\b(?:[Cc]alled|[Nn]amed|[Tt]itled)\s+([^\s'"“‘]+)(?:\s+[A-Z0-9][^\s]*)*`)
+	namedRe = lazyregexp.New(`\b(?:[Cc]alled|[Nn]amed|[Tt]itled)\s+([^\s'"“‘]+)(?:\s+[A-Z0-9][^\s]*)*`)
 )
 
 // segments splits query into its asking and its payload parts, in order;
@@ -67,18 +69,18 @@ func segments(query string, names bool) (parts []string, payload []bool) {
 		return []string{query}, []bool{false}
 	}
 	var spans [][2]int
-	for _, m := range quotedRe.FindAllStringSubmatchIndex(query, -1) {
+	for _, m := range quotedRe().FindAllStringSubmatchIndex(query, -1) {
 		for g := 2; g < len(m); g += 2 {
 			if m[g] >= 0 {
 				spans = append(spans, [2]int{m[g], m[g+1]})
 			}
 		}
 	}
-	for _, m := range sayingRe.FindAllStringIndex(query, -1) {
+	for _, m := range sayingRe().FindAllStringIndex(query, -1) {
 		spans = append(spans, [2]int{m[0], m[1]})
 	}
 	if named {
-		for _, m := range namedRe.FindAllStringSubmatchIndex(query, -1) {
+		for _, m := range namedRe().FindAllStringSubmatchIndex(query, -1) {
 			// "who called the API?": a verb, not a name.
 			if !stopwords[strings.ToLower(query[m[2]:m[3]])] {
 				spans = append(spans, [2]int{m[0], m[1]})
@@ -107,16 +109,16 @@ func segments(query string, names bool) (parts []string, payload []bool) {
 // issue key, "jane@acme.com" an email address, "acme/web-app" a repository.
 // Their own words ("https", "eng", "acme") would only mislead.
 var (
-	urlRe      = regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
-	emailRe    = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b`)
-	pathRe     = regexp.MustCompile(`(^|\s)(~|\.{1,2})?/[\w.@~+-]+(/[\w.@~+-]*)*`)
-	issueKeyRe = regexp.MustCompile(`\b[A-Z][A-Z0-9]+-[0-9][0-9A-Z]*\b`)
-	extRe      = regexp.MustCompile(`\.[a-zA-Z][a-zA-Z0-9]{0,4}$`)
-	slugRe     = regexp.MustCompile(`(^|\s)[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[\w]($|[\s,;:!?)])`)
+	urlRe      = lazyregexp.New(`\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
+	emailRe    = lazyregexp.New(`\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b`)
+	pathRe     = lazyregexp.New(`(^|\s)(~|\.{1,2})?/[\w.@~+-]+(/[\w.@~+-]*)*`)
+	issueKeyRe = lazyregexp.New(`\b[A-Z][A-Z0-9]+-[0-9][0-9A-Z]*\b`)
+	extRe      = lazyregexp.New(`\.[a-zA-Z][a-zA-Z0-9]{0,4}$`)
+	slugRe     = lazyregexp.New(`(^|\s)[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[\w]($|[\s,;:!?)])`)
 	// A moment or a span of time: "Friday", "2pm", "14:30", "2026-03-14",
 	// "March 3", "30 minutes", "the last 7 days". Its words name when,
 	// not what; the tools that take one have a date or time parameter.
-	whenRe = regexp.MustCompile(`(?i)\b(` +
+	whenRe = lazyregexp.New(`(?i)\b(` +
 		`(mon|tues|wednes|thurs|fri|satur|sun)days?` +
 		`|\d{1,2}(:\d{2})?\s?[ap]\.?m\.?` +
 		`|\d{1,2}:\d{2}(:\d{2})?` +
@@ -129,8 +131,8 @@ var (
 	// Only common extensions count, so "example.com" and "v1.2" are not
 	// files, nor is a capitalized name in .js ("Next.js"); an image's or a
 	// sound's also names what it holds.
-	fileRe   = regexp.MustCompile(`(?i)(^|\s)[\w-]+(\.[\w-]+)*\.(txt|md|rst|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|csv|tsv|xml|html?|css|js|mjs|ts|tsx|jsx|go|py|rb|rs|java|kt|swift|c|h|cpp|cs|php|sh|sql|log|lock|pdf|docx?|xlsx?|pptx?|zip|tar|gz|tgz|(png|jpe?g|gif|svg|webp|bmp|ico|heic|mp3|wav|ogg|flac|m4a|mp4|mov|webm))\b`)
-	whenHint = regexp.MustCompile(`(?i)day|\d`)
+	fileRe   = lazyregexp.New(`(?i)(^|\s)[\w-]+(\.[\w-]+)*\.(txt|md|rst|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|csv|tsv|xml|html?|css|js|mjs|ts|tsx|jsx|go|py|rb|rs|java|kt|swift|c|h|cpp|cs|php|sh|sql|log|lock|pdf|docx?|xlsx?|pptx?|zip|tar|gz|tgz|(png|jpe?g|gif|svg|webp|bmp|ico|heic|mp3|wav|ogg|flac|m4a|mp4|mov|webm))\b`)
+	whenHint = lazyregexp.New(`(?i)day|\d`)
 )
 
 // replaceEntities replaces the entities in query with words for their
@@ -146,28 +148,28 @@ func replaceEntities(query string, files, when bool) string {
 	}
 	// The cheap tests keep the regular expressions off most queries.
 	if strings.Contains(query, "://") {
-		kind(urlRe, "url")
+		kind(urlRe(), "url")
 	}
 	if strings.Contains(query, "@") {
-		kind(emailRe, "email")
+		kind(emailRe(), "email")
 	}
 	if strings.Contains(query, "/") {
-		query = pathRe.ReplaceAllStringFunc(query, func(p string) string {
-			if extRe.MatchString(p) {
+		query = pathRe().ReplaceAllStringFunc(query, func(p string) string {
+			if extRe().MatchString(p) {
 				kinds = append(kinds, "path file")
 			} else {
 				kinds = append(kinds, "path")
 			}
 			return " "
 		})
-		kind(slugRe, "repo")
+		kind(slugRe(), "repo")
 	}
 	if strings.Contains(query, "-") {
-		kind(issueKeyRe, "issue")
+		kind(issueKeyRe(), "issue")
 	}
 	if files && strings.Contains(query, ".") {
-		query = fileRe.ReplaceAllStringFunc(query, func(f string) string {
-			m := fileRe.FindStringSubmatch(f)
+		query = fileRe().ReplaceAllStringFunc(query, func(f string) string {
+			m := fileRe().FindStringSubmatch(f)
 			name := strings.TrimSpace(f)
 			switch {
 			case strings.EqualFold(m[3], "js") && unicode.IsUpper(rune(name[0])):
@@ -180,8 +182,8 @@ func replaceEntities(query string, files, when bool) string {
 			return " "
 		})
 	}
-	if when && whenHint.MatchString(query) {
-		kind(whenRe, "date")
+	if when && whenHint().MatchString(query) {
+		kind(whenRe(), "date")
 	}
 	if len(kinds) == 0 {
 		return query
