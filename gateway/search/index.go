@@ -27,9 +27,12 @@ type Index struct {
 	ids      map[string]int32 // term to its ID, for terms some live document has
 	terms    []string         // ID to term
 	vocab    []string         // the terms of ids, sorted, for prefix matching
-	postings [][]posting      // by term ID, in document order
-	slots    []slot           // by document ID
-	nameLen  []uint8          // by document ID: distinct words in the tool's name, at most 32
+	postings [][]posting      // by term ID, in document order; nil while lazy
+	// lazy, for an index Load read, is where the postings and the
+	// documents' terms are until the index changes.
+	lazy    *lazy
+	slots   []slot  // by document ID
+	nameLen []uint8 // by document ID: distinct words in the tool's name, at most 32
 	// prior is, by document ID, 1 + the ID of the document of the tool's
 	// server's instructions, 0 for a tool whose server gave none, and -1
 	// for such a document itself, which is never a hit.
@@ -101,6 +104,7 @@ func build(docs []Doc, cfg config, th *thesaurus, defaultModel bool) *Index {
 func (ix *Index) Replace(server string, docs []Doc) []int {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.own()
 	ix.assocCache.Clear()
 	gone, dead, touched := ix.remove(server)
 	ids, added := ix.add(docs)
@@ -530,5 +534,5 @@ func mergePostings(a, b []posting) []posting {
 
 // idf is the inverse document frequency of term id.
 func (ix *Index) idf(id int32) float64 {
-	return idf(float64(ix.n-ix.about), float64(len(ix.postings[id])-int(ix.aboutDF[id])))
+	return idf(float64(ix.n-ix.about), float64(ix.df(id)-int(ix.aboutDF[id])))
 }

@@ -323,7 +323,9 @@ func (ix *Index) associates(id int32) []alt {
 }
 
 func (ix *Index) associatesOf(id int32) []alt {
-	ps := ix.postings[id]
+	var buf []posting
+	var terms []docTerm
+	ps := ix.postingsOf(id, &buf)
 	if len(ps) < 2 || float64(len(ps)) > ix.cfg.assocMaxShare*float64(ix.n) {
 		return nil
 	}
@@ -332,7 +334,7 @@ func (ix *Index) associatesOf(id int32) []alt {
 	step := (len(ps) + assocSample - 1) / assocSample
 	co := map[int32]int{}
 	for i := 0; i < len(ps); i += step {
-		for _, t := range ix.slots[ps[i].doc].terms {
+		for _, t := range ix.termsOf(ps[i].doc, &terms) {
 			if t.id != id {
 				co[t.id] += step
 			}
@@ -347,7 +349,7 @@ func (ix *Index) associatesOf(id int32) []alt {
 		if n < 2*step {
 			continue
 		}
-		cs = append(cs, cand{b, float64(n) / math.Sqrt(float64(len(ps))*float64(len(ix.postings[b])))})
+		cs = append(cs, cand{b, float64(n) / math.Sqrt(float64(len(ps))*float64(ix.df(b)))})
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].cos != cs[j].cos {

@@ -240,7 +240,7 @@ func (ix *Index) rank(concepts []concept, limit int) []Hit {
 				if unionIDF > 0 {
 					w = c.weight * a.weight * unionIDF / float64(len(a.terms))
 				}
-				for _, p := range ix.postings[id] {
+				for _, p := range ix.postingsOf(id, &s.postings) {
 					x := &acc[p.doc]
 					if x.alt == 0 {
 						s.altTouched = append(s.altTouched, p.doc)
@@ -330,7 +330,7 @@ func (ix *Index) rank(concepts []concept, limit int) []Hit {
 func (ix *Index) unionIDF(c concept, s *scratch) float64 {
 	for _, a := range c.alts {
 		for _, id := range a.terms {
-			for _, p := range ix.postings[id] {
+			for _, p := range ix.postingsOf(id, &s.postings) {
 				if !s.mark[p.doc] && ix.prior[p.doc] >= 0 {
 					s.mark[p.doc] = true
 					s.altTouched = append(s.altTouched, p.doc)
@@ -376,7 +376,8 @@ type scratch struct {
 	acc                                 []accum // by document
 	mark                                []bool  // by document, for unionIDF
 	touched, conceptTouched, altTouched []int32
-	priors                              []int32 // instructions documents touched
+	priors                              []int32   // instructions documents touched
+	postings                            []posting // room to decode a loaded index's postings
 }
 
 // accum is one document's accumulators, together so that a posting touches

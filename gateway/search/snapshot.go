@@ -41,12 +41,14 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 	}
 	// What the reader allocates, first: the terms, all their postings,
 	// the document slots and all their terms.
+	var pbuf []posting
+	var tbuf []docTerm
 	postings, docTerms := 0, 0
-	for _, ps := range ix.postings {
-		postings += len(ps)
+	for id := range ix.terms {
+		postings += ix.df(int32(id))
 	}
-	for _, s := range ix.slots {
-		docTerms += len(s.terms)
+	for d := range ix.slots {
+		docTerms += len(ix.termsOf(int32(d), &tbuf))
 	}
 	b = binary.AppendUvarint(b, uint64(len(ix.terms)))
 	b = binary.AppendUvarint(b, uint64(postings))
@@ -54,7 +56,7 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(docTerms))
 	for id, t := range ix.terms {
 		b = appendString(b, t)
-		ps := ix.postings[id]
+		ps := ix.postingsOf(int32(id), &pbuf)
 		b = binary.AppendUvarint(b, uint64(len(ps)))
 		prev := int32(-1)
 		for _, p := range ps {
@@ -84,8 +86,9 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 		for _, l := range s.length {
 			b = binary.AppendUvarint(b, uint64(l))
 		}
-		b = binary.AppendUvarint(b, uint64(len(s.terms)))
-		for _, t := range s.terms {
+		terms := ix.termsOf(int32(d), &tbuf)
+		b = binary.AppendUvarint(b, uint64(len(terms)))
+		for _, t := range terms {
 			b = binary.AppendUvarint(b, uint64(t.id))
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(t.sat))
 		}
@@ -106,11 +109,15 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 // copies, so data must not change while the index is in use.
 func Load(data []byte) (*Index, error) {
 	// Read in place: every term and server ID is a part of data, neither
-	// an allocation of its own nor a copy of the whole. A process started
-	// for one search reads the snapshot once and touches no more memory
-	// than it must (where a page fault is dear, each fresh page costs).
+	// an allocation of its own nor a copy of the whole, and the postings
+	// and the documents' terms are left in data (lazy) until a search
+	// reads them or the index changes. A process started for one search
+	// reads the snapshot once and touches no more memory than it must
+	// (where a page fault is dear, each fresh page costs).
 	r := &reader{s: unsafe.String(unsafe.SliceData(data), len(data))}
-	if r.take(len(snapshotMagic)) != snapshotMagic {
+	whole := r.s
+	at := func() uint32 { return uint32(len(whole) - len(r.s)) }
+	if r.take(len(snapshotMagic)) != snapshotMagic || uint64(len(data)) > math.MaxUint32 {
 		return nil, ErrSnapshot
 	}
 	size := len(data)
@@ -120,46 +127,45 @@ func Load(data []byte) (*Index, error) {
 		ix.total[k] = math.Float64frombits(r.uint64())
 	}
 	nterms, npostings, nslots, ndocTerms := r.count(size), r.count(size), r.count(size), r.count(size)
-	postings := make([]posting, npostings)
-	docTerms := make([]docTerm, ndocTerms)
+	lz := &lazy{data: whole, postingsAt: make([]uint32, nterms), postingsLen: make([]int32, nterms), termsAt: make([]uint32, nslots)}
+	cited := make([]bool, nslots) // documents some posting names
 	ix.terms = make([]string, 0, nterms)
-	ix.postings = make([][]posting, 0, nterms)
 	ix.ids = make(map[string]int32, nterms)
 	for range nterms {
 		t := r.string()
-		n := r.count(len(postings))
-		ps := postings[:n:n]
-		postings = postings[n:]
-		doc := int64(-1)
-		for i := range ps {
+		n := r.count(npostings)
+		npostings -= n
+		id := len(ix.terms)
+		lz.postingsAt[id], lz.postingsLen[id] = at(), int32(n)
+		doc := -1
+		for range n {
 			step := r.uvarint()
-			if step == 0 || step > uint64(size) {
+			if step == 0 || step >= uint64(nslots-doc) {
 				r.fail() // postings are in document order, each document once
+				break
 			}
-			doc += int64(step)
-			ps[i] = posting{doc: int32(min(doc, math.MaxInt32)), sat: math.Float32frombits(r.uint32()), bit: r.byte()}
+			doc += int(step)
+			cited[doc] = true
+			r.take(5) // the weight and the name bit
 		}
 		if r.err != nil {
 			break
 		}
 		// A term no live document has any more keeps its ID, without
 		// postings, but is no longer known by its text (Index.forget).
-		if len(ps) > 0 {
+		if n > 0 {
 			if _, dup := ix.ids[t]; dup {
 				r.fail()
 			}
-			ix.ids[t] = int32(len(ix.terms))
-		} else {
-			ps = nil
+			ix.ids[t] = int32(id)
 		}
 		ix.terms = append(ix.terms, t)
-		ix.postings = append(ix.postings, ps)
 	}
 	nvocab := r.count(nterms)
 	ix.vocab = make([]string, 0, nvocab)
 	for range nvocab {
 		id := r.index(len(ix.terms))
-		if r.err != nil || ix.postings[id] == nil {
+		if r.err != nil || lz.postingsLen[id] == 0 {
 			r.fail()
 			break
 		}
@@ -193,19 +199,18 @@ func Load(data []byte) (*Index, error) {
 		for k := range s.length {
 			s.length[k] = uint16(min(r.uvarint(), math.MaxUint16))
 		}
-		n := r.count(len(docTerms))
-		s.terms = docTerms[:n:n]
-		docTerms = docTerms[n:]
-		for i := range s.terms {
-			s.terms[i] = docTerm{id: int32(r.index(len(ix.terms))), sat: math.Float32frombits(r.uint32())}
+		lz.termsAt[d] = at()
+		n := r.count(ndocTerms)
+		ndocTerms -= n
+		for range n {
+			id := int32(r.index(len(ix.terms)))
+			r.take(4) // the weight
+			if ix.prior[d] < 0 {
+				ix.aboutDF[id]++
+			}
 		}
 		if r.err != nil {
 			break
-		}
-		if ix.prior[d] < 0 {
-			for _, t := range s.terms {
-				ix.aboutDF[t.id]++
-			}
 		}
 		ix.byServer[s.server] = append(ix.byServer[s.server], int32(d))
 	}
@@ -213,16 +218,13 @@ func Load(data []byte) (*Index, error) {
 	for range nfree {
 		ix.free = append(ix.free, int32(r.index(nslots)))
 	}
-	if r.err == nil && (len(r.s) != 0 || live != ix.n || len(postings) != 0 || len(docTerms) != 0 ||
+	if r.err == nil && (len(r.s) != 0 || live != ix.n || npostings != 0 || ndocTerms != 0 ||
 		!slices.IsSorted(ix.vocab) || len(ix.vocab) != len(ix.ids)) {
 		r.fail()
 	}
-	for _, ps := range ix.postings {
-		for _, p := range ps {
-			if r.err != nil || int(p.doc) >= nslots || !ix.slots[p.doc].live {
-				r.fail()
-				break
-			}
+	for d, c := range cited {
+		if r.err == nil && c && !ix.slots[d].live {
+			r.fail()
 		}
 	}
 	for _, d := range ix.free {
@@ -240,9 +242,99 @@ func Load(data []byte) (*Index, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	ix.lazy = lz
 	ix.thes = defaultThesaurus()
 	ix.scratch.New = func() any { return &scratch{} }
 	return ix, nil
+}
+
+// lazy is what a loaded index reads from its snapshot where it lies: the
+// postings of each term and the terms of each document, which Load
+// checked. They are decoded where they are read (Index.postingsOf,
+// Index.termsOf), into the reader's buffer, until the index changes
+// (Index.own).
+type lazy struct {
+	data        string
+	postingsAt  []uint32 // by term ID: where its postings start in data
+	postingsLen []int32  // by term ID: how many it has
+	termsAt     []uint32 // by document ID: where the count of its terms is in data
+}
+
+func (lz *lazy) postings(id int32, buf []posting) []posting {
+	r := reader{s: lz.data[lz.postingsAt[id]:]}
+	buf = buf[:0]
+	doc := int32(-1)
+	for range lz.postingsLen[id] {
+		doc += int32(r.uvarint())
+		buf = append(buf, posting{doc: doc, sat: math.Float32frombits(r.uint32()), bit: r.byte()})
+	}
+	return buf
+}
+
+func (lz *lazy) terms(d int32, buf []docTerm) []docTerm {
+	r := reader{s: lz.data[lz.termsAt[d]:]}
+	buf = buf[:0]
+	for range r.uvarint() {
+		buf = append(buf, docTerm{id: int32(r.uvarint()), sat: math.Float32frombits(r.uint32())})
+	}
+	return buf
+}
+
+// postingsOf returns the postings of term id: the index's own, or those
+// of a loaded index decoded into *buf, which they are valid until its
+// next use.
+func (ix *Index) postingsOf(id int32, buf *[]posting) []posting {
+	if ix.lazy == nil {
+		return ix.postings[id]
+	}
+	*buf = ix.lazy.postings(id, *buf)
+	return *buf
+}
+
+// df is how many documents have term id.
+func (ix *Index) df(id int32) int {
+	if ix.lazy == nil {
+		return len(ix.postings[id])
+	}
+	return int(ix.lazy.postingsLen[id])
+}
+
+// termsOf returns the terms of document d, as postingsOf its postings.
+func (ix *Index) termsOf(d int32, buf *[]docTerm) []docTerm {
+	if ix.lazy == nil || !ix.slots[d].live {
+		return ix.slots[d].terms
+	}
+	*buf = ix.lazy.terms(d, *buf)
+	return *buf
+}
+
+// own decodes what a loaded index left in its snapshot, so that the index
+// can change (Replace); every other index owns its postings already.
+func (ix *Index) own() {
+	lz := ix.lazy
+	if lz == nil {
+		return
+	}
+	total := 0
+	for _, n := range lz.postingsLen {
+		total += int(n)
+	}
+	flat := make([]posting, total)
+	ix.postings = make([][]posting, len(ix.terms))
+	for id, n := range lz.postingsLen {
+		if n > 0 {
+			ix.postings[id] = lz.postings(int32(id), flat[:0:n])
+			flat = flat[n:]
+		}
+	}
+	var buf []docTerm
+	for d := range ix.slots {
+		if ix.slots[d].live {
+			buf = lz.terms(int32(d), buf)
+			ix.slots[d].terms = slices.Clone(buf)
+		}
+	}
+	ix.lazy = nil
 }
 
 func appendString(b []byte, s string) []byte {

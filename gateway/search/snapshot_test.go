@@ -96,7 +96,8 @@ func TestLoadRefusesWhatIsNotASnapshot(t *testing.T) {
 }
 
 // FuzzLoad: whatever the bytes, Load returns an index or an error, and an
-// index it returns can be searched.
+// index it returns can be searched, written down and read back the same,
+// and changed.
 func FuzzLoad(f *testing.F) {
 	b, err := New(replaceCatalog()).AppendSnapshot(nil)
 	if err != nil {
@@ -111,6 +112,27 @@ func FuzzLoad(f *testing.F) {
 		ix, err := Load(data)
 		if err != nil {
 			return
+		}
+		var hits [][]Hit
+		for _, q := range replaceQueries {
+			hits = append(hits, ix.Search(q, 5))
+		}
+		again, err := ix.AppendSnapshot(nil)
+		if err != nil {
+			t.Fatalf("a loaded index cannot be written down: %v", err)
+		}
+		back, err := Load(again)
+		if err != nil {
+			t.Fatalf("a loaded index's snapshot does not load: %v", err)
+		}
+		for i, q := range replaceQueries {
+			if got := back.Search(q, 5); !cmp.Equal(got, hits[i]) {
+				t.Fatalf("%q read back: %v, want %v", q, got, hits[i])
+			}
+		}
+		for server := range ix.byServer {
+			ix.Replace(server, []Doc{{Server: server, Tool: "list_things", Description: "List the things"}})
+			break
 		}
 		for _, q := range replaceQueries {
 			ix.Search(q, 5)
