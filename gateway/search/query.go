@@ -240,7 +240,7 @@ func (ix *Index) concepts(query string, entities bool) []concept {
 		}
 		if ix.cfg.compounds && i+1 < len(toks) && toks[i].term && toks[i+1].term {
 			// "stack trace" for a catalog that says "stacktrace".
-			if id, ok := ix.ids[ix.key(toks[i].word+toks[i+1].word)]; ok {
+			if id, ok := ix.lookup(ix.key(toks[i].word + toks[i+1].word)); ok {
 				c := concept{key: toks[i].key + "+" + toks[i+1].key, alts: []alt{{terms: []int32{id}, weight: 1}}}
 				add(c, toks[i:i+2], false)
 			}
@@ -251,7 +251,7 @@ func (ix *Index) concepts(query string, entities bool) []concept {
 		// "What PRs are open?" asks for a list, though it never says so.
 		c := concept{key: "?", weight: ix.cfg.question, boost: true}
 		for _, w := range []string{"list", "search", "find", "get"} {
-			if id, ok := ix.ids[ix.key(w)]; ok {
+			if id, ok := ix.lookup(ix.key(w)); ok {
 				c.alts = append(c.alts, alt{terms: []int32{id}, weight: 1})
 			}
 		}
@@ -297,7 +297,7 @@ func (ix *Index) wordConcept(t qtoken) concept {
 	c := concept{key: t.key}
 	c.alts = ix.ownAlts(c.alts, []qtoken{t})
 	if ix.cfg.assoc > 0 {
-		if id, ok := ix.ids[t.key]; ok {
+		if id, ok := ix.lookup(t.key); ok {
 			c.alts = append(c.alts, ix.associates(id)...)
 		}
 	}
@@ -378,7 +378,7 @@ func (ix *Index) ownAlts(alts []alt, toks []qtoken) []alt {
 			continue
 		}
 		own = append(own, t)
-		if id, ok := ix.ids[t.key]; ok {
+		if id, ok := ix.lookup(t.key); ok {
 			a.terms = append(a.terms, id)
 		}
 	}
@@ -444,7 +444,7 @@ func hasAlt(alts []alt, a alt) bool {
 func (ix *Index) alt(ts []string, weight float64) (alt, bool) {
 	a := alt{weight: weight}
 	for _, t := range ts {
-		id, ok := ix.ids[t]
+		id, ok := ix.lookup(t)
 		if !ok {
 			return alt{}, false
 		}
@@ -464,8 +464,8 @@ func (ix *Index) split(w string) ([]int32, bool) {
 		if !meaningful(l) || !meaningful(r) {
 			continue
 		}
-		li, lok := ix.ids[ix.key(l)]
-		ri, rok := ix.ids[ix.key(r)]
+		li, lok := ix.lookup(ix.key(l))
+		ri, rok := ix.lookup(ix.key(r))
 		if lok && rok {
 			return []int32{li, ri}, true
 		}
@@ -486,7 +486,7 @@ func (ix *Index) derivedForms(t string) []int32 {
 	for i := sort.SearchStrings(ix.vocab, p); i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], p); i++ {
 		v := ix.vocab[i]
 		if v != t && commonPrefix(v, t) >= min(len(v), len(t))-1 {
-			out = append(out, ix.ids[v])
+			out = append(out, ix.vocabID(i))
 		}
 	}
 	return out
@@ -504,7 +504,7 @@ func (ix *Index) prefixMatches(t string) []int32 {
 	for i := sort.SearchStrings(ix.vocab, p); i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], p); i++ {
 		v := ix.vocab[i]
 		if commonPrefix(v, t) >= max(m, min(len(v), len(t))*2/3) {
-			out = append(out, ix.ids[v])
+			out = append(out, ix.vocabID(i))
 		}
 	}
 	return out

@@ -68,8 +68,8 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 	}
 	// The vocabulary is the live terms, sorted: written as term IDs.
 	b = binary.AppendUvarint(b, uint64(len(ix.vocab)))
-	for _, t := range ix.vocab {
-		b = binary.AppendUvarint(b, uint64(ix.ids[t]))
+	for i := range ix.vocab {
+		b = binary.AppendUvarint(b, uint64(ix.vocabID(i)))
 	}
 	for d, s := range ix.slots {
 		switch {
@@ -130,7 +130,7 @@ func Load(data []byte) (*Index, error) {
 	lz := &lazy{data: whole, postingsAt: make([]uint32, nterms), postingsLen: make([]int32, nterms), termsAt: make([]uint32, nslots)}
 	cited := make([]bool, nslots) // documents some posting names
 	ix.terms = make([]string, 0, nterms)
-	ix.ids = make(map[string]int32, nterms)
+	known := 0 // terms with postings
 	for range nterms {
 		t := r.string()
 		n := r.count(npostings)
@@ -154,22 +154,23 @@ func Load(data []byte) (*Index, error) {
 		// A term no live document has any more keeps its ID, without
 		// postings, but is no longer known by its text (Index.forget).
 		if n > 0 {
-			if _, dup := ix.ids[t]; dup {
-				r.fail()
-			}
-			ix.ids[t] = int32(id)
+			known++
 		}
 		ix.terms = append(ix.terms, t)
 	}
+	// The vocabulary is every term with postings, in strict order: so no
+	// two have the same text, and a term is found by its text in it.
 	nvocab := r.count(nterms)
 	ix.vocab = make([]string, 0, nvocab)
-	for range nvocab {
+	lz.vocabIDs = make([]int32, 0, nvocab)
+	for i := range nvocab {
 		id := r.index(len(ix.terms))
-		if r.err != nil || lz.postingsLen[id] == 0 {
+		if r.err != nil || lz.postingsLen[id] == 0 || i > 0 && ix.vocab[i-1] >= ix.terms[id] {
 			r.fail()
 			break
 		}
 		ix.vocab = append(ix.vocab, ix.terms[id])
+		lz.vocabIDs = append(lz.vocabIDs, int32(id))
 	}
 	ix.slots = make([]slot, nslots)
 	ix.nameLen = make([]uint8, nslots)
@@ -219,7 +220,7 @@ func Load(data []byte) (*Index, error) {
 		ix.free = append(ix.free, int32(r.index(nslots)))
 	}
 	if r.err == nil && (len(r.s) != 0 || live != ix.n || npostings != 0 || ndocTerms != 0 ||
-		!slices.IsSorted(ix.vocab) || len(ix.vocab) != len(ix.ids)) {
+		len(ix.vocab) != known) {
 		r.fail()
 	}
 	for d, c := range cited {
@@ -258,6 +259,7 @@ type lazy struct {
 	postingsAt  []uint32 // by term ID: where its postings start in data
 	postingsLen []int32  // by term ID: how many it has
 	termsAt     []uint32 // by document ID: where the count of its terms is in data
+	vocabIDs    []int32  // by place in Index.vocab: the term's ID
 }
 
 func (lz *lazy) postings(id int32, buf []posting) []posting {
@@ -289,6 +291,28 @@ func (ix *Index) postingsOf(id int32, buf *[]posting) []posting {
 	}
 	*buf = ix.lazy.postings(id, *buf)
 	return *buf
+}
+
+// lookup returns the ID of term t, if a document has it. A loaded index
+// finds it in the vocabulary, so that Load makes no map of every term.
+func (ix *Index) lookup(t string) (int32, bool) {
+	if ix.lazy == nil {
+		id, ok := ix.ids[t]
+		return id, ok
+	}
+	i, ok := slices.BinarySearch(ix.vocab, t)
+	if !ok {
+		return 0, false
+	}
+	return ix.lazy.vocabIDs[i], true
+}
+
+// vocabID is the ID of the term at place i of the vocabulary.
+func (ix *Index) vocabID(i int) int32 {
+	if ix.lazy == nil {
+		return ix.ids[ix.vocab[i]]
+	}
+	return ix.lazy.vocabIDs[i]
 }
 
 // df is how many documents have term id.
@@ -333,6 +357,10 @@ func (ix *Index) own() {
 			buf = lz.terms(int32(d), buf)
 			ix.slots[d].terms = slices.Clone(buf)
 		}
+	}
+	ix.ids = make(map[string]int32, len(lz.vocabIDs))
+	for i, id := range lz.vocabIDs {
+		ix.ids[ix.vocab[i]] = id
 	}
 	ix.lazy = nil
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -86,6 +87,17 @@ func TestLoadRefusesWhatIsNotASnapshot(t *testing.T) {
 	}
 	if _, err := Load(append(b[:len(b):len(b)], 0)); !errors.Is(err, ErrSnapshot) {
 		t.Errorf("Load with a byte more: %v", err)
+	}
+	// Two terms of one text, as a snapshot written by no index has.
+	twins, err := New([]Doc{{Server: "s", Tool: "qqqq"}, {Server: "s", Tool: "zzzz"}}).AppendSnapshot(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(twins, []byte("zzzz")) {
+		t.Fatal("the terms are not in the snapshot as written")
+	}
+	if _, err := Load(bytes.ReplaceAll(twins, []byte("zzzz"), []byte("qqqq"))); !errors.Is(err, ErrSnapshot) {
+		t.Errorf("Load of two terms of one text: %v", err)
 	}
 	if _, err := Load([]byte(`{"not":"an index"}`)); !errors.Is(err, ErrSnapshot) {
 		t.Errorf("Load of JSON: %v", err)
