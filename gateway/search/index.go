@@ -57,12 +57,7 @@ type slot struct {
 	live   bool
 	server string
 	length [numFields]uint16
-	terms  []docTerm // the document's distinct terms
-}
-
-type docTerm struct {
-	id  int32
-	sat float32
+	terms  []int32 // the IDs of the document's distinct terms
 }
 
 // New builds an index of docs; their IDs are their positions in docs.
@@ -137,12 +132,12 @@ func (ix *Index) remove(server string) (gone []int32, dead []bool, touched map[i
 		dead[d] = true
 		s := &ix.slots[d]
 		for _, t := range s.terms {
-			touched[t.id] = true
+			touched[t] = true
 		}
 		if ix.prior[d] < 0 {
 			for _, t := range s.terms {
-				if ix.aboutDF[t.id]--; ix.aboutDF[t.id] == 0 {
-					delete(ix.aboutDF, t.id)
+				if ix.aboutDF[t]--; ix.aboutDF[t] == 0 {
+					delete(ix.aboutDF, t)
 				}
 			}
 		} else {
@@ -287,7 +282,7 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 	}
 	local := make([][]posting, len(b.terms_)) // new postings by local term, in document order
 	room := make([]posting, sumInts(perTerm))
-	docTerms := make([]docTerm, 0, len(room)) // the terms of docs[0], then of docs[1]...
+	docTerms := make([]int32, 0, len(room)) // the terms of docs[0], then of docs[1]...
 	for t, n := range perTerm {
 		local[t], room = room[:0:n], room[n:]
 	}
@@ -347,7 +342,7 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 				global[t] = ix.termID(b.terms_[t])
 			}
 			local[t] = append(local[t], p)
-			docTerms = append(docTerms, docTerm{id: global[t], sat: p.sat})
+			docTerms = append(docTerms, global[t])
 		}
 		// Capped, so that appending to one never writes over the next.
 		s.terms = docTerms[start:len(docTerms):len(docTerms)]
@@ -362,7 +357,7 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 			of[d.Server] = id + 1
 			ix.prior[id] = -1
 			for _, t := range ix.slots[id].terms {
-				ix.aboutDF[t.id]++
+				ix.aboutDF[t]++
 			}
 		}
 		for i, d := range docs[:tools] {

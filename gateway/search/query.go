@@ -324,7 +324,7 @@ func (ix *Index) associates(id int32) []alt {
 
 func (ix *Index) associatesOf(id int32) []alt {
 	var buf []posting
-	var terms []docTerm
+	var terms []int32
 	ps := ix.postingsOf(id, &buf)
 	if len(ps) < 2 || float64(len(ps)) > ix.cfg.assocMaxShare*float64(ix.n) {
 		return nil
@@ -335,8 +335,8 @@ func (ix *Index) associatesOf(id int32) []alt {
 	co := map[int32]int{}
 	for i := 0; i < len(ps); i += step {
 		for _, t := range ix.termsOf(ps[i].doc, &terms) {
-			if t.id != id {
-				co[t.id] += step
+			if t != id {
+				co[t] += step
 			}
 		}
 	}

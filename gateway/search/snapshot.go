@@ -20,7 +20,7 @@ import (
 
 // snapshotMagic starts every snapshot; its last byte is the format's
 // version.
-const snapshotMagic = "mcpgate search index\x00\x02"
+const snapshotMagic = "mcpgate search index\x00\x03"
 
 // ErrSnapshot is returned by [Load] for data that is not a snapshot of
 // this format, or not a whole one.
@@ -39,10 +39,10 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 	for _, t := range ix.total {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(t))
 	}
-	// What the reader allocates, first: the terms, all their postings,
-	// the document slots and all their terms.
+	// The counts first, which the reader checks the lists against: the
+	// terms, all their postings, the document slots and all their terms.
 	var pbuf []posting
-	var tbuf []docTerm
+	var tbuf []int32
 	postings, docTerms := 0, 0
 	for id := range ix.terms {
 		postings += ix.df(int32(id))
@@ -89,8 +89,7 @@ func (ix *Index) AppendSnapshot(b []byte) ([]byte, error) {
 		terms := ix.termsOf(int32(d), &tbuf)
 		b = binary.AppendUvarint(b, uint64(len(terms)))
 		for _, t := range terms {
-			b = binary.AppendUvarint(b, uint64(t.id))
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(t.sat))
+			b = binary.AppendUvarint(b, uint64(t))
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(ix.free)))
@@ -205,7 +204,6 @@ func Load(data []byte) (*Index, error) {
 		ndocTerms -= n
 		for range n {
 			id := int32(r.index(len(ix.terms)))
-			r.take(4) // the weight
 			if ix.prior[d] < 0 {
 				ix.aboutDF[id]++
 			}
@@ -273,11 +271,11 @@ func (lz *lazy) postings(id int32, buf []posting) []posting {
 	return buf
 }
 
-func (lz *lazy) terms(d int32, buf []docTerm) []docTerm {
+func (lz *lazy) terms(d int32, buf []int32) []int32 {
 	r := reader{s: lz.data[lz.termsAt[d]:]}
 	buf = buf[:0]
 	for range r.uvarint() {
-		buf = append(buf, docTerm{id: int32(r.uvarint()), sat: math.Float32frombits(r.uint32())})
+		buf = append(buf, int32(r.uvarint()))
 	}
 	return buf
 }
@@ -324,7 +322,7 @@ func (ix *Index) df(id int32) int {
 }
 
 // termsOf returns the terms of document d, as postingsOf its postings.
-func (ix *Index) termsOf(d int32, buf *[]docTerm) []docTerm {
+func (ix *Index) termsOf(d int32, buf *[]int32) []int32 {
 	if ix.lazy == nil || !ix.slots[d].live {
 		return ix.slots[d].terms
 	}
@@ -351,7 +349,7 @@ func (ix *Index) own() {
 			flat = flat[n:]
 		}
 	}
-	var buf []docTerm
+	var buf []int32
 	for d := range ix.slots {
 		if ix.slots[d].live {
 			buf = lz.terms(int32(d), buf)
