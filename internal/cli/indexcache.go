@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
+	"unsafe"
 
-	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/atomicfile"
 )
 
@@ -27,14 +29,18 @@ type fileIndexCache struct {
 	path    string
 	program string
 
-	mu    sync.Mutex
-	unmap []func() // of what Load gave, for close
+	mu     sync.Mutex
+	unmap  []func() // of what Load gave, for close
+	mapped [][]byte // what Load gave, for guard
 }
 
-// indexCache is the search command's gateway.IndexCache, or nil when the
-// program cannot tell its own build apart (no build ID) or has no data
-// directory.
-func (a *App) indexCache() gateway.IndexCache {
+// errKeptIndexCutShort is a kept index that another program cut short
+// while a search read it (guard).
+var errKeptIndexCutShort = errors.New("the kept search index was cut short while it was read")
+
+// indexCache is the search command's index cache, or nil when the program
+// cannot tell its own build apart (no build ID) or has no data directory.
+func (a *App) indexCache() *fileIndexCache {
 	prog := programBuildID()
 	dir, err := a.DataDir()
 	if prog == "" || err != nil {
@@ -64,8 +70,42 @@ func (c *fileIndexCache) Load(key [sha256.Size]byte) []byte {
 	}
 	c.mu.Lock()
 	c.unmap = append(c.unmap, unmap)
+	c.mapped = append(c.mapped, data)
 	c.mu.Unlock()
 	return rest
+}
+
+// guard runs f, which reads what Load gave. The file is replaced by
+// rename, never rewritten, but another program could cut it short in
+// place, and a mapped page past the end of a file faults (SIGBUS): such a
+// fault in f is errKeptIndexCutShort, for the caller to search without
+// the kept index. Any other fault is the crash it would have been.
+func (c *fileIndexCache) guard(f func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if fault, ok := r.(interface{ Addr() uintptr }); ok && c.holds(fault.Addr()) {
+			err = errKeptIndexCutShort
+			return
+		}
+		panic(r)
+	}()
+	return f()
+}
+
+// holds reports whether addr is in what Load gave.
+func (c *fileIndexCache) holds(addr uintptr) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.mapped {
+		if start := uintptr(unsafe.Pointer(unsafe.SliceData(m))); addr >= start && addr-start < uintptr(len(m)) {
+			return true
+		}
+	}
+	return false
 }
 
 // close unmaps what Load gave; the App calls it when its command is done
@@ -76,7 +116,7 @@ func (c *fileIndexCache) close() {
 	for _, unmap := range c.unmap {
 		unmap()
 	}
-	c.unmap = nil
+	c.unmap, c.mapped = nil, nil
 }
 
 func (c *fileIndexCache) Save(key [sha256.Size]byte, data []byte) {

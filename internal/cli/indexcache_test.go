@@ -3,10 +3,12 @@ package cli
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -135,4 +137,49 @@ func TestFileIndexCacheKeepsWhatItGaveUntilClose(t *testing.T) {
 	if len(c.unmap) != 0 {
 		t.Errorf("%d mappings held after close", len(c.unmap))
 	}
+}
+
+// TestGuardTurnsACutShortKeptIndexIntoAnError: a kept file cut short in
+// place while a search reads its mapping faults; guard makes that fault
+// errKeptIndexCutShort instead of a crash, and lets any other fault be
+// the panic it is.
+func TestGuardTurnsACutShortKeptIndexIntoAnError(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the file is read, not mapped, on Windows")
+	}
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), searchIndexFileName)
+	c := &fileIndexCache{path: path, program: "one"}
+	defer c.close()
+	c.Save([32]byte{1}, bytes.Repeat([]byte("index "), 4000)) // more than a page
+	got := c.Load([32]byte{1})
+	if got == nil {
+		t.Fatal("nothing loaded")
+	}
+	if err := c.guard(func() error { _ = got[len(got)-1]; return nil }); err != nil {
+		t.Fatalf("reading the whole mapping: %v", err)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	err := c.guard(func() error {
+		var sum byte
+		for _, b := range got {
+			sum += b
+		}
+		t.Errorf("read %d bytes of a file cut short (sum %d)", len(got), sum)
+		return nil
+	})
+	if !errors.Is(err, errKeptIndexCutShort) {
+		t.Errorf("guard = %v, want errKeptIndexCutShort", err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("a fault outside the mapping did not panic")
+			}
+		}()
+		var p *fileIndexCache
+		_ = c.guard(func() error { return errors.New(p.path) })
+	}()
 }

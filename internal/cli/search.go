@@ -53,9 +53,25 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 	if err != nil {
 		return err
 	}
-	g := gateway.New(&gateway.Options{Manager: m, IndexCache: app.indexCache()})
 	stop := startProgress(app.IO.ErrOut, app.IO.ErrTTY, func() string { return "Searching…" })
-	hits, failed, err := g.Search(ctx, opts.Query, "", opts.Limit)
+	var hits []gateway.SearchHit
+	var failed []string
+	search := func(g *gateway.Gateway) error {
+		hits, failed, err = g.Search(ctx, opts.Query, "", opts.Limit)
+		return err
+	}
+	if cache := app.indexCache(); cache == nil {
+		err = search(gateway.New(&gateway.Options{Manager: m}))
+	} else {
+		err = cache.guard(func() error {
+			return search(gateway.New(&gateway.Options{Manager: m, IndexCache: cache}))
+		})
+		if errors.Is(err, errKeptIndexCutShort) {
+			// Another program cut the kept file short under the search:
+			// search as if nothing were kept.
+			err = search(gateway.New(&gateway.Options{Manager: m}))
+		}
+	}
 	stop()
 	if err != nil {
 		return err
