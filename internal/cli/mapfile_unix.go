@@ -11,8 +11,9 @@ import (
 // bytes and the function that unmaps them; an empty file gives no bytes.
 // The pages are the kernel's cached copy of the file: a process that reads
 // them touches no heap, which is where a fresh page is dear (a page fault
-// each). The file must not be truncated while mapped (the kept index is
-// replaced by rename, never rewritten in place).
+// each). What is mapped shows the file as it is: mcpgate replaces the
+// kept index by rename, never in place, and a file another program cuts
+// short under a search is caught by fileIndexCache.guard.
 func mapFile(path string) ([]byte, func(), error) {
 	f, err := os.Open(path)
 	if err != nil {
