@@ -30,8 +30,7 @@ type fileIndexCache struct {
 	program string
 
 	mu     sync.Mutex
-	unmap  []func() // of what Load gave, for close
-	mapped [][]byte // what Load gave, for guard
+	mapped [][]byte // what Load gave, for guard and close
 }
 
 // errKeptIndexCutShort is a kept index that another program cut short
@@ -59,17 +58,16 @@ func (c *fileIndexCache) header(key [sha256.Size]byte) string {
 // half a megabyte costs no fresh memory. What it returns stays mapped
 // until close.
 func (c *fileIndexCache) Load(key [sha256.Size]byte) []byte {
-	data, unmap, err := mapFile(c.path)
+	data, err := mapFile(c.path)
 	if err != nil {
 		return nil
 	}
 	rest, ok := bytes.CutPrefix(data, []byte(c.header(key)))
 	if !ok {
-		unmap()
+		unmapFile(data)
 		return nil
 	}
 	c.mu.Lock()
-	c.unmap = append(c.unmap, unmap)
 	c.mapped = append(c.mapped, data)
 	c.mu.Unlock()
 	return rest
@@ -113,10 +111,10 @@ func (c *fileIndexCache) holds(addr uintptr) bool {
 func (c *fileIndexCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, unmap := range c.unmap {
-		unmap()
+	for _, data := range c.mapped {
+		unmapFile(data)
 	}
-	c.unmap, c.mapped = nil, nil
+	c.mapped = nil
 }
 
 func (c *fileIndexCache) Save(key [sha256.Size]byte, data []byte) {

@@ -130,12 +130,12 @@ func TestFileIndexCacheKeepsWhatItGaveUntilClose(t *testing.T) {
 	if again := c.Load([32]byte{1}); string(again) != "another index" {
 		t.Errorf("Load after the second Save = %q", again)
 	}
-	if len(c.unmap) != 2 {
-		t.Errorf("%d mappings held, want the 2 Loads that gave data", len(c.unmap))
+	if len(c.mapped) != 2 {
+		t.Errorf("%d mappings held, want the 2 Loads that gave data", len(c.mapped))
 	}
 	c.close()
-	if len(c.unmap) != 0 {
-		t.Errorf("%d mappings held after close", len(c.unmap))
+	if len(c.mapped) != 0 {
+		t.Errorf("%d mappings held after close", len(c.mapped))
 	}
 }
 
