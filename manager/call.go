@@ -299,6 +299,9 @@ func (s *server) withSession(ctx context.Context, what string, idempotent bool, 
 				e.Message += "; it may have run on the server, so it was not sent again"
 			}
 			s.probeWithin(ctx, sess)
+		case obs.viaRaw():
+			// The raw path has ended the session already if the go-sdk
+			// would have: nothing to wait for.
 		case e.Category == mcpgate.CategoryProtocol || errors.Is(err, mcp.ErrConnectionClosed):
 			// If the SDK gave up on the session, say so now rather than
 			// when the watcher gets to it.

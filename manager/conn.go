@@ -132,8 +132,11 @@ type session struct {
 	live atomic.Bool
 	// ended is closed when the SDK reports the session over.
 	ended chan struct{}
-	wg    sync.WaitGroup // background work of this session (refreshes, probes)
-	once  sync.Once
+	// answers holds what the session's last POST answer was, which tells
+	// why the SDK may end it (a web page instead of MCP).
+	answers *observation
+	wg      sync.WaitGroup // background work of this session (refreshes, probes)
+	once    sync.Once
 
 	probing sync.Mutex // one check at a time
 	refresh refreshes  // one refresh per catalog kind at a time
@@ -358,7 +361,7 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 	}
 	sctx, scancel := context.WithCancel(m.ctx)
 	impl := &mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}
-	sess := &session{id: m.nextConnID.Add(1), ctx: sctx, cancel: scancel, ended: make(chan struct{}),
+	sess := &session{id: m.nextConnID.Add(1), ctx: sctx, cancel: scancel, ended: make(chan struct{}), answers: new(observation),
 		url: cfg.URL, client: impl}
 
 	headers := func() (http.Header, error) {
@@ -400,6 +403,7 @@ func (s *server) dialAs(ctx context.Context, cfg mcpgate.ServerConfig, known str
 		authorize: func(r *http.Request) error { return setAuthorization(sctx, r, handler) },
 		logf:      func(f string, args ...any) { m.logf(s.id, f, args...) },
 		server:    s.id,
+		answers:   sess.answers,
 		record:    m.requests.add,
 		policy:    m.opts.streamPolicy,
 	}

@@ -156,6 +156,7 @@ func (s *server) callToolRaw(ctx context.Context, sess *session, name string, ar
 		hdr["Mcp-Session-Id"] = []string{rc.sessionID}
 	}
 
+	observationFrom(ctx).sentRaw()
 	res, err := s.exchangeCall(ctx, sess, id, name, body, hdr)
 	failed := errors.Is(err, errConnectionFailed)
 	if failed {

@@ -465,6 +465,17 @@ func rawCallFailsAsTheSDKDoes(t *testing.T, opts fake.HostileOptions, call func(
 	if diff := cmp.Diff(outs[1], outs[0]); diff != "" {
 		t.Errorf("outcomes differ (-go-sdk +raw):\n%s", diff)
 	}
+	// A session the call's failure ended says why as the call did: the
+	// SDK's watcher and the raw path tell it from the session's last
+	// answer, not only the call that saw it.
+	for i, o := range outs {
+		if o.State != mcpgate.StateError || o.Err == nil || o.Info == nil {
+			continue
+		}
+		if _, why, _ := strings.Cut(o.Err.Message, ": "); o.Info.Message != why {
+			t.Errorf("%s: the status says %q where the call said %q", callPaths[i].name, o.Info.Message, why)
+		}
+	}
 	if outs[0].Err != nil && strings.Contains(outs[0].Err.Message, fake.LeakCanary) {
 		t.Errorf("the error quotes the server's body: %s", outs[0].Err.Message)
 	}

@@ -217,7 +217,7 @@ func (s *server) sessionEnded(sess *session, err error) {
 		s.drop(sess, mcpgate.StateDisconnected, nil)
 		return
 	}
-	s.drop(sess, mcpgate.StateError, classify(sess.ctx, "session", orClosed(err), nil))
+	s.drop(sess, mcpgate.StateError, classify(sess.ctx, "session", orClosed(err), sess.answers))
 }
 
 func orClosed(err error) error {

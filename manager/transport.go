@@ -70,8 +70,10 @@ type sessionTransport struct {
 	log      func(json.RawMessage)
 	tools    func(json.RawMessage)
 	logf     func(format string, args ...any)
-	server   string                // the server ID, for the request log
-	record   func(RequestLogEntry) // nil records nothing
+	server   string // the server ID, for the request log
+	// answers notes the session's last POST answer (session.answers).
+	answers *observation
+	record  func(RequestLogEntry) // nil records nothing
 
 	// Seams for tests; zero values mean the real clock and policy.
 	now    func() time.Time
@@ -105,6 +107,9 @@ type observation struct {
 	// neither JSON nor an event stream (a web page: the URL is not the
 	// MCP endpoint), "" when there was none.
 	foreign string
+	// raw says the operation's tool call was sent by the raw path, which
+	// ends a session it takes for broken before it returns.
+	raw bool
 }
 
 type observationKey struct{}
@@ -148,11 +153,11 @@ func (o *observation) unsent() bool {
 
 // answered notes a POST's successful answer of media type ct.
 func (o *observation) answered(status int, ct string) {
-	if o == nil || status < 200 || status > 299 || status == http.StatusAccepted || status == http.StatusNoContent {
+	if o == nil || !answerStatus(status) {
 		return
 	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil || mt == "application/json" || mt == "text/event-stream" {
+	mt := foreignMediaType(ct)
+	if mt == "" {
 		return
 	}
 	o.mu.Lock()
@@ -160,6 +165,64 @@ func (o *observation) answered(status int, ct string) {
 	if o.foreign == "" {
 		o.foreign = mt
 	}
+}
+
+// answeredLast notes a POST's answer as the session's last: what the
+// session's end is told by, whichever request the SDK gave up on (see
+// server.sessionEnded).
+func (o *observation) answeredLast(status int, ct string) {
+	if o == nil {
+		return
+	}
+	mt := ""
+	if answerStatus(status) {
+		mt = foreignMediaType(ct)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.status, o.foreign, o.tooLarge = status, mt, false
+}
+
+// overBound notes a response over the body bound.
+func (o *observation) overBound() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.tooLarge = true
+}
+
+// answerStatus says a POST's status comes with an answer in its body.
+func answerStatus(status int) bool {
+	return status >= 200 && status <= 299 && status != http.StatusAccepted && status != http.StatusNoContent
+}
+
+// foreignMediaType is the media type of ct when it is neither JSON nor an
+// event stream, or "".
+func foreignMediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || mt == "application/json" || mt == "text/event-stream" {
+		return ""
+	}
+	return mt
+}
+
+// sentRaw notes that the raw path sent the operation's call.
+func (o *observation) sentRaw() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.raw = true
+}
+
+// viaRaw reports whether the raw path sent the operation's call.
+func (o *observation) viaRaw() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.raw
 }
 
 // notJSONRPC notes a successful JSON answer that is not a JSON-RPC
@@ -255,7 +318,8 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.Method == http.MethodPost {
 		obs.record(resp.StatusCode)
 		obs.answered(resp.StatusCode, resp.Header.Get("Content-Type"))
-		body := &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, x: x, keep: keep}
+		t.answers.answeredLast(resp.StatusCode, resp.Header.Get("Content-Type"))
+		body := &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, last: t.answers, x: x, keep: keep}
 		body.answer.sse = strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
 		resp.Body = body
 		method := postMethod(req, summary)
@@ -477,6 +541,7 @@ type boundedBody struct {
 	rc   io.ReadCloser
 	left int64
 	obs  *observation
+	last *observation // a POST's: the session's answers
 	x    *exchange
 
 	// For a POST: the connection kept once the answer has come, and what
@@ -526,11 +591,8 @@ func (k *keepAlive) release() {
 
 func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.left == 0 {
-		if b.obs != nil {
-			b.obs.mu.Lock()
-			b.obs.tooLarge = true
-			b.obs.mu.Unlock()
-		}
+		b.obs.overBound()
+		b.last.overBound()
 		b.x.finish(errResponseTooLarge)
 		return 0, errResponseTooLarge
 	}
