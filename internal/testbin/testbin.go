@@ -3,8 +3,9 @@
 // when the tests have it, so a race in a process fails its test too (or
 // without, McpgateWithoutRace, where the same code runs in-process under
 // the detector anyway), and any other main package with Build. Each is
-// linked once per `go test` run, whichever package's tests ask first, and
-// shared through the user's cache (see Build).
+// linked once for a set of sources, by whichever test asks first, and
+// kept in the user's cache for every later test binary, run and clone of
+// those sources (see Build).
 //
 //	func TestMain(m *testing.M) {
 //		testbin.NoExitPause()
@@ -22,13 +23,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Race says the tests run with the race detector, and so does the binary.
@@ -64,13 +70,13 @@ type built struct {
 
 // Build returns the path of the main package pkg (relative to the module
 // root, "./cmd/mcpgate"), built with -race when race is true, once per
-// test binary. The binary is kept in the user's cache under a name made
-// from the checkout's path and the build settings, and `go build -o`
-// there relinks only when its inputs changed (its own up-to-date check,
-// the one `go install` uses): the test binaries of one `go test ./...`
-// share one link instead of each making its own, and a changed source
-// is never run stale. A lock file keeps two test binaries from building
-// it at once. Skips under -short.
+// test binary. The binary is kept in the user's cache, in a folder named
+// by what it is built from (see sourceKey): every test binary of one `go
+// test ./...`, every later run and every clone of the same sources find
+// it there without running the go command, and a changed source gets a
+// folder of its own, so a test never runs a stale binary and two
+// checkouts never replace each other's. A lock file keeps two test
+// binaries from building it at once. Skips under -short.
 func Build(t testing.TB, pkg string, race bool) string {
 	t.Helper()
 	if testing.Short() {
@@ -112,9 +118,9 @@ func build(pkg string, race bool) (path, tmp string, err error) {
 		name += ".exe"
 	}
 	goBuild := func(out string) error {
-		// -trimpath keeps the checkout's path out of what the build
-		// cache keys on, so a fresh clone links from packages another
-		// checkout of the same sources compiled.
+		// -trimpath keeps the checkout's path out of the binary and out
+		// of what the build cache keys on, so a fresh clone links from
+		// packages another checkout of the same sources compiled.
 		args := []string{"build", "-trimpath", "-o", out}
 		if race {
 			args = append(args, "-race")
@@ -127,11 +133,24 @@ func build(pkg string, race bool) (path, tmp string, err error) {
 		return nil
 	}
 	if dir, ok := sharedDir(); ok {
+		path = filepath.Join(dir, name)
+		if _, err := os.Stat(path); err == nil {
+			return path, "", nil
+		}
 		unlock, err := lock(filepath.Join(dir, "lock"))
 		if err == nil {
 			defer unlock()
-			path = filepath.Join(dir, name)
-			return path, "", goBuild(path)
+			if _, err := os.Stat(path); err == nil {
+				return path, "", nil // another test binary built it meanwhile
+			}
+			// Built beside its name and renamed: a binary at path is
+			// always whole.
+			part := path + ".part"
+			if err := goBuild(part); err != nil {
+				os.Remove(part)
+				return "", "", err
+			}
+			return path, "", os.Rename(part, path)
 		}
 	}
 	// No cache to share (or no file locks here): a folder of our own.
@@ -142,28 +161,91 @@ func build(pkg string, race bool) (path, tmp string, err error) {
 	return path, tmp, goBuild(path)
 }
 
-// sharedDir is the cache folder for this checkout and build settings:
-// two checkouts (worktrees) never replace each other's binaries, and
-// settings go build takes from the environment get folders of their own.
+// sharedDir is the cache folder of the binaries built from these sources
+// with these settings, marked as used now; folders no test has used for
+// a day are removed.
 func sharedDir() (string, bool) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", false
 	}
-	abs, err := filepath.Abs(root())
+	key, err := sourceKey(root())
 	if err != nil {
 		return "", false
 	}
-	h := sha256.New()
-	h.Write([]byte(abs))
-	for _, k := range []string{"GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOOS", "GOARCH", "GOAMD64", "GOARM64", "GOTOOLCHAIN"} {
-		h.Write([]byte("\x00" + k + "=" + os.Getenv(k)))
-	}
-	dir := filepath.Join(cache, "mcpgate-test", "bin-"+hex.EncodeToString(h.Sum(nil)[:8]))
+	parent := filepath.Join(cache, "mcpgate-test")
+	dir := filepath.Join(parent, "src-"+key)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", false
 	}
+	now := time.Now()
+	_ = os.Chtimes(dir, now, now)
+	pruneShared(parent, dir, now.Add(-24*time.Hour))
 	return dir, true
+}
+
+// sourceKey names what a binary of the module is built from: the Go
+// toolchain, the settings go build takes from the environment, and the
+// path and contents of every file of the module a build can read (all but
+// tests, testdata, Markdown and hidden or underscore folders, which Go
+// ignores too). The module's dependencies are named by go.mod and go.sum,
+// which it covers.
+func sourceKey(root string) (string, error) {
+	h := sha256.New()
+	h.Write([]byte(runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH))
+	for _, k := range []string{"GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOOS", "GOARCH", "GOAMD64", "GOARM64", "GOTOOLCHAIN", "GOWORK"} {
+		h.Write([]byte("\x00" + k + "=" + os.Getenv(k)))
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.HasSuffix(name, "_test.go") || strings.HasSuffix(name, ".md") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fmt.Fprintf(h, "\x00%s\x00", filepath.ToSlash(rel))
+		_, err = io.Copy(h, f)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)[:10]), nil
+}
+
+// pruneShared removes the folders of binaries beside keep that no test
+// has used since before: each holds a hundred megabytes, and every change
+// to the sources makes a new one.
+func pruneShared(parent, keep string, before time.Time) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(parent, e.Name())
+		if !e.IsDir() || p == keep || !(strings.HasPrefix(e.Name(), "src-") || strings.HasPrefix(e.Name(), "bin-")) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(before) {
+			os.RemoveAll(p)
+		}
+	}
 }
 
 // Remove deletes the binaries this test binary built in folders of its
