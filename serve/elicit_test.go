@@ -49,6 +49,7 @@ func checkShown(t *testing.T, where, s string, max int) {
 // its person as it gets it, so the front cleans and bounds it (and the
 // form's titles and descriptions) first.
 func TestElicitationTextIsCleanedForTheHost(t *testing.T) {
+	t.Parallel()
 	url := upstream(t, hostileAsker)
 	var mu sync.Mutex
 	var got []*mcp.ElicitParams
@@ -83,6 +84,7 @@ func TestElicitationTextIsCleanedForTheHost(t *testing.T) {
 // TestStoredQuestionsAreCleaned: a question left for the settings page is
 // cleaned and bounded before it is stored.
 func TestStoredQuestionsAreCleaned(t *testing.T) {
+	t.Parallel()
 	serveSide, uiSide := twoHandles(t)
 	unlock, err := uiSide.Lock(context.Background(), store.UILockName(""))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // of log messages (Options.OnLog) and its resource templates.
 
 func TestDirectResourceTemplates(t *testing.T) {
+	t.Parallel()
 	url := upstream(t, catalog)
 	each(t, func(t *testing.T, version string) {
 		r := startHost(t, host{direct: true, version: version}, cfg("up", url))
@@ -32,6 +33,7 @@ func TestDirectResourceTemplates(t *testing.T) {
 }
 
 func TestProgressReachesTheHost(t *testing.T) {
+	t.Parallel()
 	url := upstream(t, catalog)
 	each(t, func(t *testing.T, version string) {
 		for _, direct := range []bool{false, true} {
@@ -80,6 +82,7 @@ func TestProgressReachesTheHost(t *testing.T) {
 }
 
 func TestLogsReachTheHostWithACallInFlight(t *testing.T) {
+	t.Parallel()
 	// The manager asks a session-era server for log messages once, a
 	// 2026-07-28 (stateless) one per request.
 	for era, opts := range map[string]*mcp.StreamableHTTPOptions{"session-era server": nil, "2026-07-28 server": {Stateless: true}} {

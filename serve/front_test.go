@@ -112,6 +112,7 @@ func ctx10(t *testing.T) context.Context {
 }
 
 func TestCapabilitiesAdvertisedBeforeAnythingIsListed(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	each(t, func(t *testing.T, version string) {
 		for _, direct := range []bool{false, true} {
@@ -135,6 +136,7 @@ func TestCapabilitiesAdvertisedBeforeAnythingIsListed(t *testing.T) {
 }
 
 func TestDirectFreshSessionWithoutListing(t *testing.T) {
+	t.Parallel()
 	url := upstream(t, catalog)
 	each(t, func(t *testing.T, version string) {
 		r := startHost(t, host{direct: true, version: version}, cfg("up", url))
@@ -158,6 +160,7 @@ func TestDirectFreshSessionWithoutListing(t *testing.T) {
 }
 
 func TestDirectStructuredContent(t *testing.T) {
+	t.Parallel()
 	url := upstream(t, catalog)
 	each(t, func(t *testing.T, version string) {
 		r := startHost(t, host{direct: true, version: version}, cfg("up", url))
@@ -194,6 +197,7 @@ func TestDirectStructuredContent(t *testing.T) {
 }
 
 func TestDirectResourcesKeepTheirMIMETypes(t *testing.T) {
+	t.Parallel()
 	url := upstream(t, catalog)
 	each(t, func(t *testing.T, version string) {
 		r := startHost(t, host{direct: true, version: version}, cfg("up", url))
@@ -216,6 +220,7 @@ func TestDirectResourcesKeepTheirMIMETypes(t *testing.T) {
 }
 
 func TestDisabledToolLeavesTheListAndIsRefused(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	each(t, func(t *testing.T, version string) { disabledToolLeaves(t, srv, version) })
 }
@@ -270,6 +275,7 @@ func disabledToolLeaves(t *testing.T, srv *fake.Server, version string) {
 }
 
 func TestGatewayToolNamesTheServersAfterAConfigChange(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	changed := make(chan struct{}, 16)
 	r := startHost(t, host{client: &mcp.ClientOptions{

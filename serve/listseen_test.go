@@ -17,6 +17,7 @@ import (
 // answered after the change and nothing has begun to change since, or
 // the host never listed the kind.
 func TestListSeenTellsOnlyWhatAHostHasNotListed(t *testing.T) {
+	t.Parallel()
 	tools := []listKind{kindTools}
 	resources := []listKind{kindResources, kindTemplates}
 	host := new(mcp.ServerSession)
@@ -111,6 +112,7 @@ func TestListSeenTellsOnlyWhatAHostHasNotListed(t *testing.T) {
 // machine); it waits for that, then is held back if the host's waiting
 // list will be answered after the change, and told otherwise.
 func TestListSeenWaitsForTheChangeToSettle(t *testing.T) {
+	t.Parallel()
 	for _, pending := range []bool{true, false} {
 		s := &listSeen{}
 		host := new(mcp.ServerSession)
@@ -138,6 +140,7 @@ func TestListSeenWaitsForTheChangeToSettle(t *testing.T) {
 // under way (a wait that ends with its context tells, so a cancelled
 // context shows whether it waited).
 func TestListSeenHoldsBackAtOnceWhatAHostNeverListed(t *testing.T) {
+	t.Parallel()
 	s := &listSeen{}
 	host := new(mcp.ServerSession)
 	s.listing(host, kindTools)()
@@ -160,6 +163,7 @@ func TestListSeenHoldsBackAtOnceWhatAHostNeverListed(t *testing.T) {
 // dropped as new ones come, so a long-running HTTP front does not keep
 // one per host it ever served.
 func TestListSeenForgetsEndedSessions(t *testing.T) {
+	t.Parallel()
 	live := []*mcp.ServerSession{new(mcp.ServerSession), new(mcp.ServerSession)}
 	s := &listSeen{live: func() iter.Seq[*mcp.ServerSession] { return slices.Values(live) }}
 	s.changing(kindTools)()

@@ -7,6 +7,7 @@ import (
 )
 
 func TestLogDataIsBoundedAndSanitized(t *testing.T) {
+	t.Parallel()
 	if got := logData("line\x1b[31m one\nline two"); got != "line[31m one line two" {
 		t.Errorf("a string: %q", got)
 	}

@@ -37,6 +37,7 @@ func (a *answering) handler(_ context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 // TypeScript SDK does not: the go-sdk server would turn one round of them
 // into elicitation/create for such a host, but only one.
 func TestElicitationAtEveryGeneration(t *testing.T) {
+	t.Parallel()
 	url := upstream(t, catalog)
 	srv := fake.Start(t, nil)
 	each(t, func(t *testing.T, version string) {
@@ -93,6 +94,7 @@ func invalidParams(err error) bool {
 }
 
 func TestRequestStateIsBoundSingleUseAndHoldsNoSecret(t *testing.T) {
+	t.Parallel()
 	r := manualHost(t)
 	ctx := ctx10(t)
 	call := func(p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
@@ -141,6 +143,7 @@ func TestRequestStateIsBoundSingleUseAndHoldsNoSecret(t *testing.T) {
 }
 
 func TestAbandonedAndExcessRoundsAreBounded(t *testing.T) {
+	// Not in parallel: it changes how long every call is parked.
 	serve.SetParking(t, 200*time.Millisecond, 1)
 	r := manualHost(t)
 	ctx := ctx10(t)
@@ -162,6 +165,7 @@ func TestAbandonedAndExcessRoundsAreBounded(t *testing.T) {
 // A call waiting for a 2026-07-28 host's answer ends, and the remote
 // server hears of it, when the host goes away.
 func TestHostLeavingCancelsWaitingCalls(t *testing.T) {
+	t.Parallel()
 	ended := make(chan string, 1)
 	url := upstream(t, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "wait", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -48,6 +48,7 @@ func outcomeOf(res *mcp.CallToolResult, err error) outcome {
 // results, model-safe failures, bad arguments, disabled and unknown tools,
 // structured content, at both session-era versions, gateway and direct.
 func TestFastPathAnswersAsTheGoSDKDid(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	url := upstream(t, catalog)
 	demo := cfg("demo", srv.URL)
@@ -104,6 +105,7 @@ func TestFastPathAnswersAsTheGoSDKDid(t *testing.T) {
 // cancels the remote call, the session goes on, and calls of a 2026-07-28
 // host are still the go-sdk's.
 func TestFastPathCancellation(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	each(t, func(t *testing.T, version string) {
 		for _, direct := range []bool{false, true} {
@@ -149,6 +151,7 @@ func TestFastPathCancellation(t *testing.T) {
 // or number), content never null, progress to the host's token as the
 // host wrote it; before initialize, a call is the go-sdk's to refuse.
 func TestFastPathOnTheWire(t *testing.T) {
+	t.Parallel()
 	url := upstream(t, catalog)
 	h := startRawWith(t, true, cfg("up", url))
 	h.send(`{"jsonrpc":"2.0","id":"early","method":"tools/call","params":{"name":"mcp__up__count"}}`)
@@ -218,6 +221,7 @@ func TestFastPathOnTheWire(t *testing.T) {
 // A host that goes away mid-call (its stdin closes) cancels the calls the
 // fast path serves for it, as the go-sdk cancels its own.
 func TestFastPathCallsEndWithTheHost(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	r := startHost(t, host{}, cfg("demo", srv.URL))
 	go r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp", Arguments: json.RawMessage(`{"action":"call","server":"demo","tool":"slow","arguments":{"seconds":30}}`)})
@@ -268,6 +272,7 @@ func (h *rawHost) exchange(line, id string) string {
 // session's, a retry with requestState, malformed _meta) stays the
 // go-sdk's.
 func TestFastPathAnswers2026AsTheGoSDK(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	passthrough := func(next mcp.MethodHandler) mcp.MethodHandler { return next }
 	call := func(id, params string) string {

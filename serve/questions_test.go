@@ -72,6 +72,7 @@ func askThroughHostWithoutElicitation(t *testing.T, st store.Store) string {
 }
 
 func TestQuestionGoesToTheSettingsPageOfAnotherProcess(t *testing.T) {
+	t.Parallel()
 	serveSide, uiSide := twoHandles(t)
 	unlock, err := uiSide.Lock(context.Background(), store.UILockName(""))
 	if err != nil {
@@ -108,6 +109,7 @@ func TestQuestionGoesToTheSettingsPageOfAnotherProcess(t *testing.T) {
 }
 
 func TestQuestionDeclinedWhenNoPageIsOpen(t *testing.T) {
+	t.Parallel()
 	serveSide, _ := twoHandles(t)
 	start := time.Now()
 	out := askThroughHostWithoutElicitation(t, serveSide)
@@ -121,6 +123,7 @@ func TestQuestionDeclinedWhenNoPageIsOpen(t *testing.T) {
 // could show forms, and Notice tells the host's call where the person
 // answers it, in a progress message; the answer given there ends the call.
 func TestStatelessFrontTellsTheHostWhereToAnswer(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, version string) {
 		st, _ := twoHandles(t)
 		srv := fake.Start(t, nil)

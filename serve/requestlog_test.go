@@ -11,6 +11,7 @@ import (
 )
 
 func TestRequestLogDropsOldestAndFlushesOnClose(t *testing.T) {
+	t.Parallel()
 	key := make([]byte, seal.KeySize)
 	sl, err := seal.New(key)
 	if err != nil {
@@ -43,6 +44,7 @@ func TestRequestLogDropsOldestAndFlushesOnClose(t *testing.T) {
 }
 
 func TestRequestLogKeepsEachTenantApart(t *testing.T) {
+	t.Parallel()
 	sl, err := seal.New(make([]byte, seal.KeySize))
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +73,7 @@ func TestRequestLogKeepsEachTenantApart(t *testing.T) {
 // entries are waiting: a queue that fills faster than the delay is written
 // before it drops anything.
 func TestRequestLogWritesEarlyWhenHalfFull(t *testing.T) {
+	t.Parallel()
 	s := idleRequestLog(nil)
 	for i := range logFlushAt - 1 {
 		s.Add("", manager.RequestLogEntry{Server: "s", Method: "tools/call", Tool: fmt.Sprint("t", i), Outcome: "ok"})

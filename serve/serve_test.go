@@ -26,6 +26,8 @@ import (
 
 func TestMain(m *testing.M) {
 	testbin.NoExitPause()
+	// The tests mostly wait on loopback servers and timers.
+	testbin.Waiting(8)
 	goleak.VerifyTestMain(m)
 }
 
@@ -51,6 +53,7 @@ func callMCP(t *testing.T, cs *mcp.ClientSession, args string) (string, bool) {
 }
 
 func TestGatewayFront(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	cs := start(t, false, nil, cfg("demo", srv.URL))
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -70,6 +73,7 @@ func TestGatewayFront(t *testing.T) {
 }
 
 func TestElicitationForwarded(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	var asked atomic.Value
 	cs := start(t, false, &mcp.ClientOptions{
@@ -88,6 +92,7 @@ func TestElicitationForwarded(t *testing.T) {
 }
 
 func TestElicitationDeclinedWithoutCapability(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	each(t, func(t *testing.T, version string) {
 		r := startHost(t, host{version: version}, cfg("demo", srv.URL))
@@ -99,6 +104,7 @@ func TestElicitationDeclinedWithoutCapability(t *testing.T) {
 }
 
 func TestCancellationReachesRemote(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	cs := start(t, false, nil, cfg("demo", srv.URL))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -122,6 +128,7 @@ func TestCancellationReachesRemote(t *testing.T) {
 }
 
 func TestDirectModeAndListChanged(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	changed := make(chan struct{}, 10)
 	others := make(chan string, 10) // kinds this host never lists
@@ -178,6 +185,7 @@ func TestDirectModeAndListChanged(t *testing.T) {
 }
 
 func TestAuthenticateFromTheModel(t *testing.T) {
+	t.Parallel()
 	as := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: as})
 	key := make([]byte, 32)

@@ -58,6 +58,7 @@ func FuzzEnvelope(f *testing.F) {
 }
 
 func TestTooDeep(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		line string
 		deep bool
@@ -79,6 +80,7 @@ func TestTooDeep(t *testing.T) {
 // result or error: an empty content as [], HTML characters as the
 // result's own encoder left them.
 func TestFastPathRepliesAsTheGoSDK(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		id  any
 		res *mcp.CallToolResult
@@ -216,6 +218,7 @@ func FuzzReadInput(f *testing.F) {
 // (appendTextResult) is byte for byte what encoding/json writes of it, and
 // every other result is left to encoding/json.
 func TestTextResultEncoding(t *testing.T) {
+	t.Parallel()
 	impl := &mcp.Implementation{Name: "mcpgate <&>", Version: "1.2"}
 	implJSON, err := json.Marshal(impl)
 	if err != nil {

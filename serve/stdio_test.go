@@ -127,6 +127,7 @@ func (h *rawHost) reply() rawReply {
 }
 
 func TestMalformedLinesAreAnsweredNotFatal(t *testing.T) {
+	t.Parallel()
 	h := startRaw(t, false)
 	for _, tc := range []struct {
 		line string

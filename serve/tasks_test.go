@@ -36,6 +36,7 @@ func taskServer(t *testing.T, refusal string) *fake.Hostile {
 }
 
 func TestTaskOnlyToolsAreMarkedAndRefused(t *testing.T) {
+	t.Parallel()
 	for _, refusal := range []string{"-32601", "-32021"} {
 		t.Run(refusal, func(t *testing.T) {
 			srv := taskServer(t, refusal)

@@ -221,6 +221,7 @@ const toolsCallAdmin = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
 // 401, registration, authorization with PKCE, exchange, calls, refresh with
 // rotation, and revocation.
 func TestAuthFlow(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: a, ToolScopes: map[string]string{"admin_reset": "admin"}})
 	ctx := testContext(t)
@@ -364,6 +365,7 @@ func TestAuthFlow(t *testing.T) {
 
 // TestAuthRefusals: what a strict authorization server refuses.
 func TestAuthRefusals(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	const resource = "http://127.0.0.1:1/mcp"
 	clientID := publicClient(t, a)
@@ -494,6 +496,7 @@ func cloneForm(v url.Values) url.Values {
 }
 
 func TestAuthRegistration(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	for _, tc := range []struct {
 		name string
@@ -592,6 +595,7 @@ func toStrings(v any) []string {
 }
 
 func TestAuthMetadataLocations(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		opts    fake.AuthOptions
 		path    string // where the metadata is, relative to the origin
@@ -644,6 +648,7 @@ func panics(f func()) (ok bool, err error) {
 }
 
 func TestAuthExpiryAndRevokeAll(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, &fake.AuthOptions{AccessTTL: 10 * time.Millisecond, NoRotate: true})
 	srv := fake.Start(t, &fake.Options{Auth: a, JSONResponse: true})
 	id := publicClient(t, a)
@@ -699,6 +704,7 @@ func TestAuthExpiryAndRevokeAll(t *testing.T) {
 }
 
 func TestAuthStepUp(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: a, ToolScopes: map[string]string{"admin_reset": "admin", "echo": "read"}, OmitChallengeScope: true})
 	id := publicClient(t, a)
@@ -735,6 +741,7 @@ func TestAuthStepUp(t *testing.T) {
 }
 
 func TestProtectedOptions(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	for name, opts := range map[string]*fake.Options{
 		"auth and bearer":      {Auth: a, BearerToken: "x"},
@@ -807,6 +814,7 @@ func signJWT(t *testing.T, key crypto.Signer, alg string, claims map[string]any)
 }
 
 func TestAuthClientCredentials(t *testing.T) {
+	t.Parallel()
 	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
 	otherKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -907,6 +915,7 @@ func TestAuthClientCredentials(t *testing.T) {
 }
 
 func TestAuthClientIDMetadataDocument(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, &fake.AuthOptions{ClientIDMetadataDocuments: true, NoDCR: true})
 	var (
 		mu  sync.Mutex
@@ -953,6 +962,7 @@ func TestAuthClientIDMetadataDocument(t *testing.T) {
 // TestAuthConcurrentRefresh: two refreshes racing with one token: exactly
 // one wins, and the loser's reuse kills the winner's chain.
 func TestAuthConcurrentRefresh(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	id := publicClient(t, a)
 	tr := login(t, a, id, "http://127.0.0.1:1/mcp", "read")
@@ -983,6 +993,7 @@ func TestAuthConcurrentRefresh(t *testing.T) {
 // TestAuthExpiresInJSON: the expires_in member is sent as given, and the
 // token still lasts AccessTTL.
 func TestAuthExpiresInJSON(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, &fake.AuthOptions{ExpiresInJSON: `"3599"`, ClientCredentials: map[string]string{"m": "s3cret-s3cret"}})
 	req, _ := http.NewRequestWithContext(testContext(t), http.MethodPost, a.TokenEndpoint,
 		strings.NewReader(url.Values{"grant_type": {"client_credentials"}, "resource": {"http://127.0.0.1:1/mcp"}}.Encode()))
@@ -1010,6 +1021,7 @@ func TestAuthExpiresInJSON(t *testing.T) {
 // unsupported_token_type, and the access tokens of a revoked grant still
 // work until they expire.
 func TestAuthNoAccessTokenRevocation(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, &fake.AuthOptions{NoAccessTokenRevocation: true})
 	srv := fake.Start(t, &fake.Options{Auth: a, JSONResponse: true})
 	clientID := publicClient(t, a)
@@ -1036,6 +1048,7 @@ func TestAuthNoAccessTokenRevocation(t *testing.T) {
 // TestAuthHold: a held endpoint answers only once released; the others
 // answer meanwhile.
 func TestAuthHold(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, &fake.AuthOptions{ClientCredentials: map[string]string{"m": "s3cret-s3cret"}})
 	arrived, release := a.Hold(fake.AuthTokenEndpoint)
 	answered := make(chan tokenResponse, 1)

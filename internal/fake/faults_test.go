@@ -65,6 +65,7 @@ func openSession(t *testing.T, endpoint string) string {
 // in both generations, and the proxy's record says whether the server
 // saw the call, which the server's own count confirms.
 func TestFaultProxyInjects(t *testing.T) {
+	t.Parallel()
 	const result = `"content":[{"type":"text","text":"`
 	type outcome struct {
 		resp *http.Response
@@ -209,6 +210,7 @@ func wholeAnswer(t *testing.T, err, rerr error, body []byte, copies int) {
 // the middle of the body and padded with whitespace, and is not
 // duplicated (which has no meaning without events).
 func TestFaultProxyJSONAnswers(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []fake.Fault{fake.FaultTruncate, fake.FaultOversized, fake.FaultDuplicate} {
 		t.Run(string(fault), func(t *testing.T) {
 			srv := fake.Start(t, &fake.Options{JSONResponse: true, Tally: true})
@@ -247,6 +249,7 @@ func TestFaultProxyJSONAnswers(t *testing.T) {
 // TestFaultProxyRandomPlanIsSeeded: the random plan draws the same faults
 // for the same seed, mixes kinds, and counts each request once.
 func TestFaultProxyRandomPlanIsSeeded(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, &fake.Options{JSONResponse: true, Tally: true})
 	opts := &fake.FaultOptions{Seed: 42, Rate: 0.5, Kinds: []fake.Fault{fake.Fault503, fake.Fault429, fake.FaultLatency}, Latency: 1}
 	var runs [2][]fake.Fault

@@ -14,6 +14,7 @@ import (
 // grant; one for another audience, expired, replayed or from an untrusted
 // issuer is not.
 func TestWorkloadAssertions(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: a})
 	platform := fake.NewJWTIssuer("https://platform.example")
@@ -60,6 +61,7 @@ func anyStrings(v any) []string {
 // ID-JAG the federated authorization server takes from the client it
 // names, authenticated; nothing else.
 func TestIdPExchange(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	a.AddClient(fake.AuthClient{ID: "mcp", Secret: "mcp-secret"})
 	a.AddClient(fake.AuthClient{ID: "other", Secret: "other-secret"})

@@ -16,6 +16,7 @@ import (
 )
 
 func TestHostileDefaults(t *testing.T) {
+	t.Parallel()
 	for _, sessions := range []bool{false, true} {
 		name := "sessionless"
 		if sessions {
@@ -97,6 +98,7 @@ func TestHostileDefaults(t *testing.T) {
 }
 
 func TestHostileInitialize(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts fake.HostileOptions
@@ -123,6 +125,7 @@ func TestHostileInitialize(t *testing.T) {
 }
 
 func TestHostileMalformedToolsList(t *testing.T) {
+	t.Parallel()
 	list := fake.MalformedToolsList()
 	h := fake.StartHostile(t, fake.HostileOptions{ToolsList: list.List})
 	cs := connect(t, h.URL, nil, nil)
@@ -135,6 +138,7 @@ func TestHostileMalformedToolsList(t *testing.T) {
 }
 
 func TestHostileOversizedToolsList(t *testing.T) {
+	t.Parallel()
 	const n, size = 3, 10_000
 	list := fake.OversizedToolsList(n, size)
 	h := fake.StartHostile(t, fake.HostileOptions{ToolsList: list.List})
@@ -160,6 +164,7 @@ func TestHostileOversizedToolsList(t *testing.T) {
 }
 
 func TestHostileEndlessCursor(t *testing.T) {
+	t.Parallel()
 	list := fake.EndlessCursor()
 	h := fake.StartHostile(t, fake.HostileOptions{ToolsList: list.List})
 	cs := connect(t, h.URL, nil, nil)
@@ -181,6 +186,7 @@ func TestHostileEndlessCursor(t *testing.T) {
 }
 
 func TestHostileHugeResult(t *testing.T) {
+	t.Parallel()
 	const size = 1 << 20
 	call := fake.HugeResult(size)
 	h := fake.StartHostile(t, fake.HostileOptions{CallTool: call.Call})
@@ -199,6 +205,7 @@ func TestHostileHugeResult(t *testing.T) {
 }
 
 func TestHostileHugeResultSSE(t *testing.T) {
+	t.Parallel()
 	const limit = 64 << 10
 	for _, tc := range []struct {
 		size    int
@@ -233,6 +240,7 @@ func TestHostileHugeResultSSE(t *testing.T) {
 }
 
 func TestHostileStatus500(t *testing.T) {
+	t.Parallel()
 	call := fake.Status500()
 	h := fake.StartHostile(t, fake.HostileOptions{CallTool: call.Call})
 	cs := connect(t, h.URL, nil, nil)
@@ -260,6 +268,7 @@ func TestHostileStatus500(t *testing.T) {
 }
 
 func TestHostileDropConnection(t *testing.T) {
+	t.Parallel()
 	call := fake.DropConnection()
 	h := fake.StartHostile(t, fake.HostileOptions{CallTool: call.Call})
 	cs := connect(t, h.URL, nil, nil)
@@ -272,6 +281,7 @@ func TestHostileDropConnection(t *testing.T) {
 }
 
 func TestHostileOpenStreamNotify(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostile(t, fake.HostileOptions{GetStream: fake.GetStreamOpen, Sessions: true})
 	changed := make(chan struct{}, 1)
 	connect(t, h.URL, &mcp.ClientOptions{
@@ -290,6 +300,7 @@ func TestHostileOpenStreamNotify(t *testing.T) {
 }
 
 func TestHostileClosingStream(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostile(t, fake.HostileOptions{GetStream: fake.GetStreamClose})
 	cs := connect(t, h.URL, nil, nil)
 	if _, err := cs.ListTools(testContext(t), nil); err != nil {
@@ -300,6 +311,7 @@ func TestHostileClosingStream(t *testing.T) {
 }
 
 func TestHostileHangingStream(t *testing.T) {
+	t.Parallel()
 	h := fake.StartHostile(t, fake.HostileOptions{GetStream: fake.GetStreamHang})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -353,6 +365,7 @@ func TestHostileHangingStream(t *testing.T) {
 }
 
 func TestHostileUnknownGetStream(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if recover() == nil {
 			t.Error("NewHostile accepted GetStream \"sometimes\"")

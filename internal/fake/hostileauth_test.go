@@ -44,6 +44,7 @@ func discover(t *testing.T, h *fake.HostileAuth) hostileDiscovery {
 }
 
 func TestHostileAuthModes(t *testing.T) {
+	t.Parallel()
 	honestASM := func(t *testing.T, h *fake.HostileAuth, d hostileDiscovery, except string) {
 		t.Helper()
 		want := map[string]any{

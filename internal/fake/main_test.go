@@ -15,6 +15,14 @@ import (
 
 func TestMain(m *testing.M) {
 	testbin.NoExitPause()
+	// The tests mostly wait on loopback servers and timers.
+	testbin.Waiting(8)
+	// Many use the default client. An httptest server's Close closes the
+	// default transport's idle connections, which fails a request of a
+	// test running beside it that has just taken one: the default client
+	// gets a transport of its own, which a closed server's connections
+	// leave as it closes them.
+	http.DefaultClient.Transport = http.DefaultTransport.(*http.Transport).Clone()
 	goleak.VerifyTestMain(m)
 }
 
@@ -104,5 +112,5 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	for k, v := range h {
 		r.Header[k] = v
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return http.DefaultClient.Transport.RoundTrip(r)
 }

@@ -17,6 +17,7 @@ import (
 // issuer started after others ended publishes its own kid even when it
 // signs with a key one of them held.
 func TestOIDCIssuersRunningAtOnceShareNoKey(t *testing.T) {
+	t.Parallel()
 	var kids []string
 	t.Run("two at once", func(t *testing.T) {
 		a, b := fake.StartOIDCIssuer(t), fake.StartOIDCIssuer(t)

@@ -24,6 +24,7 @@ import (
 // its whole origin: root metadata naming the origin, tokens for the origin
 // accepted, tokens for the endpoint's own URL refused.
 func TestProtectionOriginResource(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: a})
 	srv.Protect(fake.Protection{OriginResource: true})
@@ -59,6 +60,7 @@ const discoverBody = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params
 // TestProtectionOpenInitialize: initialize passes without a token, every
 // other request is challenged, and the challenges are recorded.
 func TestProtectionOpenInitialize(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: a})
 	srv.Protect(fake.Protection{OpenInitialize: true})
@@ -78,6 +80,7 @@ func TestProtectionOpenInitialize(t *testing.T) {
 // TestProtectionRefuseDiscover: server/discover gets 400 before any token
 // check; initialize is challenged as usual.
 func TestProtectionRefuseDiscover(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: a})
 	srv.Protect(fake.Protection{RefuseDiscover: true})
@@ -92,6 +95,7 @@ func TestProtectionRefuseDiscover(t *testing.T) {
 // TestProtectionStepUpChallenges: what a 403 names with ChallengeMissingOnly,
 // and NeverEnoughScope refusing a token that holds the scope.
 func TestProtectionStepUpChallenges(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	a.AddClient(fake.AuthClient{ID: "c", RedirectURIs: []string{loopbackRedirect}})
 	for name, tc := range map[string]struct {
@@ -131,6 +135,7 @@ func TestProtectionStepUpChallenges(t *testing.T) {
 // TestProtectionShiftingScope: every refusal names a scope never named
 // before, whatever the token holds.
 func TestProtectionShiftingScope(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	a.AddClient(fake.AuthClient{ID: "c", RedirectURIs: []string{loopbackRedirect}})
 	srv := fake.Start(t, &fake.Options{Auth: a, ToolScopes: map[string]string{"admin_reset": "admin"}})
@@ -149,6 +154,7 @@ func TestProtectionShiftingScope(t *testing.T) {
 // server on its own origin: metadata at the root (endpoints under /oauth),
 // or nothing and the default endpoints.
 func TestStartLegacy(t *testing.T) {
+	t.Parallel()
 	for name, mode := range map[string]fake.LegacyAuth{"metadata": fake.LegacyMetadata, "defaults": fake.LegacyDefaults} {
 		t.Run(name, func(t *testing.T) {
 			srv, a := fake.StartLegacy(t, mode, nil)
@@ -188,6 +194,7 @@ func TestStartLegacy(t *testing.T) {
 // TestMoveAuth: after the move the metadata names the new authorization
 // server, whose tokens are accepted, and the old one's are refused.
 func TestMoveAuth(t *testing.T) {
+	t.Parallel()
 	a1, a2 := fake.StartAuth(t, nil), fake.StartAuth(t, nil)
 	srv := fake.Start(t, &fake.Options{Auth: a1})
 	for _, a := range []*fake.AuthServer{a1, a2} {
@@ -212,6 +219,7 @@ func TestMoveAuth(t *testing.T) {
 // client it is must redirect accordingly; one that does not say is not
 // checked.
 func TestRegistrationApplicationType(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, nil)
 	for _, tc := range []struct {
 		appType  any
@@ -280,6 +288,7 @@ func (d dpopSigner) proof(t *testing.T, method, htu, token, nonce string, edit f
 // and asks for its nonce; the server takes the bound token only with the
 // DPoP scheme and a fresh, exact proof by that key.
 func TestDPoPFakes(t *testing.T) {
+	t.Parallel()
 	a := fake.StartAuth(t, &fake.AuthOptions{DPoP: true, DPoPNonce: "as-n"})
 	srv := fake.Start(t, &fake.Options{Auth: a})
 	srv.Protect(fake.Protection{DPoP: true, DPoPNonce: "rs-n"})

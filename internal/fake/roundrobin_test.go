@@ -13,6 +13,7 @@ import (
 // The balancer sends consecutive requests to different replicas and skips
 // one that is down.
 func TestRoundRobin(t *testing.T) {
+	t.Parallel()
 	var a, b atomic.Int32
 	ra := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.Add(1); io.WriteString(w, "a"+r.URL.Path) }))
 	defer ra.Close()

@@ -24,6 +24,7 @@ var modes = []struct {
 }
 
 func TestServerCatalog(t *testing.T) {
+	t.Parallel()
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			srv := fake.Start(t, mode.opts)
@@ -159,6 +160,7 @@ func TestServerCatalog(t *testing.T) {
 }
 
 func TestServerElicitation(t *testing.T) {
+	t.Parallel()
 	for _, mode := range modes[:2] { // stateless servers cannot send requests
 		t.Run(mode.name, func(t *testing.T) {
 			srv := fake.Start(t, mode.opts)
@@ -228,6 +230,7 @@ func TestServerElicitation(t *testing.T) {
 }
 
 func TestServerCancellation(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	cs := connect(t, srv.URL, nil, nil)
 
@@ -255,6 +258,7 @@ func TestServerCancellation(t *testing.T) {
 }
 
 func TestServerExpireSessions(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	cs := connect(t, srv.URL, nil, nil)
 	ctx := testContext(t)
@@ -294,6 +298,7 @@ func TestServerExpireSessions(t *testing.T) {
 }
 
 func TestServerExpireAbandonsRunningCalls(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	cs := connect(t, srv.URL, nil, nil)
 	errc := make(chan error, 1)
@@ -310,6 +315,7 @@ func TestServerExpireAbandonsRunningCalls(t *testing.T) {
 }
 
 func TestServerListChanged(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	changed := make(chan struct{}, 10)
 	cs := connect(t, srv.URL, &mcp.ClientOptions{
@@ -351,6 +357,7 @@ func TestServerListChanged(t *testing.T) {
 }
 
 func TestServerAuth(t *testing.T) {
+	t.Parallel()
 	const token = "s3cret-token"
 	for _, tc := range []struct {
 		name  string
@@ -403,6 +410,7 @@ func TestServerAuth(t *testing.T) {
 }
 
 func TestServerDeletes(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	cs := connect(t, srv.URL, nil, nil)
 	cs.Close()
@@ -422,6 +430,7 @@ func TestServerDeletes(t *testing.T) {
 }
 
 func TestServerStopRestart(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, nil)
 	url := srv.URL
 	cs, err := dial(url, nil, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
@@ -465,6 +474,7 @@ func TestServerStopRestart(t *testing.T) {
 }
 
 func TestNewServerClose(t *testing.T) {
+	t.Parallel()
 	srv := fake.NewServer(nil)
 	cs, err := dial(srv.URL, nil, &mcp.StreamableClientTransport{Endpoint: srv.URL})
 	if err != nil {
