@@ -31,7 +31,14 @@ func (b *browser) waitJS(what, js string, within time.Duration) {
 	ctx, cancel := context.WithTimeout(b.ctx, within)
 	defer cancel()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
-		b.t.Fatalf("%s: not within %s (%v)", what, within, err)
+		// What the page shows, for a failure that happens once in a
+		// while: the notice and the server cards as drawn.
+		state, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`(() => {
+			const n = document.querySelector("#notice");
+			const s = document.querySelector("#servers");
+			return "notice: " + (n && !n.hidden ? n.textContent : "(none)") + "\ncards: " + (s ? s.outerHTML.slice(0, 4000) : "(none)");
+		})()`))
+		b.t.Fatalf("%s: not within %s (%v)\n%s", what, within, err, state)
 	}
 }
 
