@@ -163,8 +163,9 @@ func build(pkg string, race bool) (path, tmp string, err error) {
 
 // sharedDir is the cache folder of the binaries built from these sources
 // with these settings, marked as used now; folders no test has used for
-// a day are removed.
-func sharedDir() (string, bool) {
+// a day are removed. The sources are hashed once per test binary, however
+// many programs it builds.
+var sharedDir = sync.OnceValues(func() (string, bool) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", false
@@ -182,7 +183,7 @@ func sharedDir() (string, bool) {
 	_ = os.Chtimes(dir, now, now)
 	pruneShared(parent, dir, now.Add(-24*time.Hour))
 	return dir, true
-}
+})
 
 // sourceKey names what a binary of the module is built from: the Go
 // toolchain, the settings go build takes from the environment, and the
