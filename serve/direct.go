@@ -164,6 +164,9 @@ func (f *Front) Sync(ctx context.Context) {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
 	defer f.synced.Store(true)
+	if f.opts.Burst != nil {
+		defer f.opts.Burst()()
+	}
 	b := f.opts.Bridge
 	if !f.syncTools(ctx, b) {
 		return

@@ -18,3 +18,10 @@ func FastCalls(f *Front) int64 {
 	}
 	return 0
 }
+
+// DirectTools is how many bridged tools f's mirror holds.
+func DirectTools(f *Front) int {
+	f.regMu.Lock()
+	defer f.regMu.Unlock()
+	return len(f.direct)
+}

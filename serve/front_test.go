@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/internal/fake"
+	"github.com/mcpgate/mcpgate/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -301,5 +304,53 @@ func TestGatewayToolNamesTheServersAfterAConfigChange(t *testing.T) {
 	out, isErr := callMCP(t, r.cs, `{"action":"call","server":"demo","tool":"echo","arguments":{"text":"x"}}`)
 	if !isErr || !strings.Contains(out, "disabled") {
 		t.Errorf("a disabled tool through the gateway: %s", out)
+	}
+}
+
+// TestDirectMirrorIsBuiltInABurst holds the front to calling Burst around
+// the mirror's sync, so that a process serving on one processor (mcpgate
+// serve) builds a large mirror on all of them.
+func TestDirectMirrorIsBuiltInABurst(t *testing.T) {
+	t.Parallel()
+	url := upstream(t, catalog)
+	var (
+		front        atomic.Pointer[serve.Front]
+		mu           sync.Mutex
+		open, bursts int
+		before       []int // the mirror's size as each burst began
+		after        []int // and as it ended
+	)
+	mirrored := func() int {
+		if f := front.Load(); f != nil {
+			return serve.DirectTools(f)
+		}
+		return -1 // a burst before the host's first request
+	}
+	burst := func() func() {
+		mu.Lock()
+		defer mu.Unlock()
+		open++
+		bursts++
+		before = append(before, mirrored())
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			open--
+			after = append(after, mirrored())
+		}
+	}
+	r := startHost(t, host{direct: true, burst: burst}, cfg("up", url))
+	front.Store(r.front)
+	res, err := r.cs.ListTools(ctx10(t), nil)
+	if err != nil || len(res.Tools) == 0 {
+		t.Fatalf("list: %v %+v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if bursts == 0 || open != 0 {
+		t.Fatalf("the mirror's sync ran in %d bursts, %d still open; want at least one, all ended", bursts, open)
+	}
+	if before[0] != 0 || after[0] != len(res.Tools) {
+		t.Errorf("the first burst began with %d tools mirrored and ended with %d; want 0 and the %d listed", before[0], after[0], len(res.Tools))
 	}
 }

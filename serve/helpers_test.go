@@ -24,6 +24,8 @@ type host struct {
 	client  *mcp.ClientOptions
 	// memory connects over in-memory transports instead of stdio pipes.
 	memory bool
+	// burst is the front's Options.Burst.
+	burst func() (done func())
 }
 
 // running is a front serving one host over in-memory transports.
@@ -50,7 +52,7 @@ func startHost(t *testing.T, h host, servers ...mcpgate.ServerConfig) *running {
 		t.Fatal(err)
 	}
 	opts := &gateway.Options{Manager: m}
-	front = serve.New(&serve.Options{Gateway: gateway.New(opts), Bridge: gateway.NewBridge(opts), Direct: h.direct})
+	front = serve.New(&serve.Options{Gateway: gateway.New(opts), Bridge: gateway.NewBridge(opts), Direct: h.direct, Burst: h.burst})
 	// Over stdio, as `mcpgate serve` runs: session-era hosts' tool calls
 	// take the fast path (passthru.go); memory uses the go-sdk's
 	// in-memory transports, where every request goes through the go-sdk.

@@ -53,6 +53,12 @@ type Options struct {
 	// ServerMiddleware, when set, wraps the handling of every host request
 	// (tracing).
 	ServerMiddleware mcp.Middleware
+	// Burst, when set, is called before work the front spreads over every
+	// processor (bringing the Direct mirror up to date, which for a large
+	// catalog is seconds of CPU), and the function it returns when that
+	// work ends: a process that serves on one processor (mcpgate serve)
+	// lends itself the others meanwhile.
+	Burst func() (done func())
 }
 
 // Front is one MCP server facing an agent host.

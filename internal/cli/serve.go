@@ -122,6 +122,7 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 		Version:   Version(),
 		Logger:    app.logger,
 		Questions: questions.Ask,
+		Burst:     app.oneProcessor(),
 	})
 	path, err := app.ConfigPath()
 	if err != nil {
