@@ -23,14 +23,12 @@ import (
 // schema, dropped when the test ends.
 func DSN(t testing.TB) string {
 	t.Helper()
-	base := Server(t)
+	// The connection that finds the server makes the schema: each one is
+	// a PostgreSQL backend forked, and CI makes a schema per test.
+	base, conn := connect(t)
 	name := "mcpgate_test_" + strings.ToLower(rand.Text()[:12])
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+name); err != nil {
 		t.Fatal(err)
@@ -59,6 +57,15 @@ func DSN(t testing.TB) string {
 // $CI set, failing) the test when it does not answer.
 func Server(t testing.TB) string {
 	t.Helper()
+	dsn, conn := connect(t)
+	conn.Close(context.Background())
+	return dsn
+}
+
+// connect connects to the test server, skipping (or, with $CI set,
+// failing) the test when it does not answer.
+func connect(t testing.TB) (string, *pgx.Conn) {
+	t.Helper()
 	dsn := os.Getenv("MCPGATE_TEST_POSTGRES")
 	if dsn == "" {
 		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
@@ -74,8 +81,7 @@ func Server(t testing.TB) string {
 		}
 		t.Skip(msg)
 	}
-	conn.Close(ctx)
-	return dsn
+	return dsn, conn
 }
 
 func redact(dsn string) string {
