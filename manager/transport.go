@@ -151,36 +151,28 @@ func (o *observation) unsent() bool {
 	return o.posts == 0
 }
 
-// answered notes a POST's successful answer of media type ct.
-func (o *observation) answered(status int, ct string) {
-	if o == nil || !answerStatus(status) {
-		return
-	}
-	mt := foreignMediaType(ct)
-	if mt == "" {
+// answered notes a POST's answer, foreign being its foreignAnswer.
+func (o *observation) answered(foreign string) {
+	if o == nil || foreign == "" {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.foreign == "" {
-		o.foreign = mt
+		o.foreign = foreign
 	}
 }
 
 // answeredLast notes a POST's answer as the session's last: what the
 // session's end is told by, whichever request the SDK gave up on (see
-// server.sessionEnded).
-func (o *observation) answeredLast(status int, ct string) {
+// server.sessionEnded). foreign is the answer's foreignAnswer.
+func (o *observation) answeredLast(status int, foreign string) {
 	if o == nil {
 		return
 	}
-	mt := ""
-	if answerStatus(status) {
-		mt = foreignMediaType(ct)
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.status, o.foreign, o.tooLarge = status, mt, false
+	o.status, o.foreign, o.tooLarge = status, foreign, false
 }
 
 // overBound notes a response over the body bound.
@@ -193,14 +185,17 @@ func (o *observation) overBound() {
 	o.tooLarge = true
 }
 
-// answerStatus says a POST's status comes with an answer in its body.
-func answerStatus(status int) bool {
-	return status >= 200 && status <= 299 && status != http.StatusAccepted && status != http.StatusNoContent
-}
-
-// foreignMediaType is the media type of ct when it is neither JSON nor an
+// foreignAnswer is the media type of a POST's answer when it has an answer
+// in its body (a 2xx status but 202 and 204) that is neither JSON nor an
 // event stream, or "".
-func foreignMediaType(ct string) string {
+func foreignAnswer(status int, ct string) string {
+	if status < 200 || status > 299 || status == http.StatusAccepted || status == http.StatusNoContent {
+		return ""
+	}
+	switch ct { // as MCP servers write them, without parsing
+	case "application/json", "text/event-stream":
+		return ""
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt == "application/json" || mt == "text/event-stream" {
 		return ""
@@ -317,10 +312,12 @@ func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	if req.Method == http.MethodPost {
 		obs.record(resp.StatusCode)
-		obs.answered(resp.StatusCode, resp.Header.Get("Content-Type"))
-		t.answers.answeredLast(resp.StatusCode, resp.Header.Get("Content-Type"))
+		ct := resp.Header.Get("Content-Type")
+		foreign := foreignAnswer(resp.StatusCode, ct)
+		obs.answered(foreign)
+		t.answers.answeredLast(resp.StatusCode, foreign)
 		body := &boundedBody{rc: resp.Body, left: t.maxBody, obs: obs, last: t.answers, x: x, keep: keep}
-		body.answer.sse = strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
+		body.answer.sse = strings.HasPrefix(strings.ToLower(ct), "text/event-stream")
 		resp.Body = body
 		method := postMethod(req, summary)
 		listing := t.tools != nil && method == "tools/list"
