@@ -19,6 +19,17 @@ const extraNeedsFile = "testdata/extra-needs.jsonl"
 // for it: recall@5 0.870, MRR 0.714 (docs/performance.md).
 const secondNeedsFile = "testdata/second-needs.jsonl"
 
+// thirdNeedsFile holds 80 needs written (2026-12-06, late) for the ten
+// held-out servers, eight each, by a writer that read only the catalog:
+// no dev query, no other needs file, no search code. Users' servers are
+// not the ones the model was tuned on, and the dev queries share their
+// author's habits with the model; these share neither. Measured once
+// before anything was looked at: recall@5 0.575, r@1 0.350, MRR 0.442
+// (baseline 0.325). They are split in two by the same hash as the dev
+// queries: the tuning aids may show the first half (43), never the
+// second (37), which is only reported as a figure.
+const thirdNeedsFile = "testdata/third-needs.jsonl"
+
 // extraQueries reads the extra needs; every expected tool must be in d.
 func extraQueries(tb testing.TB, d *evalData) []evalQuery {
 	return needsQueries(tb, d, extraNeedsFile)
@@ -27,6 +38,19 @@ func extraQueries(tb testing.TB, d *evalData) []evalQuery {
 // secondQueries reads the second needs; every expected tool must be in d.
 func secondQueries(tb testing.TB, d *evalData) []evalQuery {
 	return needsQueries(tb, d, secondNeedsFile)
+}
+
+// thirdQueries reads the third needs, as the half the tuning aids may
+// show and the half they never do.
+func thirdQueries(tb testing.TB, d *evalData) (visible, held []evalQuery) {
+	for _, q := range needsQueries(tb, d, thirdNeedsFile) {
+		if tuningHalf(q.text) {
+			visible = append(visible, q)
+		} else {
+			held = append(held, q)
+		}
+	}
+	return visible, held
 }
 
 func needsQueries(tb testing.TB, d *evalData, file string) []evalQuery {
@@ -78,13 +102,17 @@ func TestExtraNeeds(t *testing.T) {
 	d := data(t)
 	ix := newIndex(d.docs, defaultConfig)
 	t.Logf("model:    visible dev %v", evaluate(d, modelRanker(ix)).seen)
+	thirdVisible, thirdHeld := thirdQueries(t, d)
 	for _, set := range []struct {
-		name  string
-		qs    []evalQuery
-		floor float64 // two queries under what was measured, as the dev floors
+		name   string
+		qs     []evalQuery
+		floor  float64 // two queries under what was measured, as the dev floors
+		hidden bool    // never shown to the tuning aids
 	}{
-		{"extra needs", extraQueries(t, d), 0.87},   // 65 of 71 measured
-		{"second needs", secondQueries(t, d), 0.89}, // 64 of 69 measured
+		{"extra needs", extraQueries(t, d), 0.87, false},         // 65 of 71 measured
+		{"second needs", secondQueries(t, d), 0.89, false},       // 64 of 69 measured
+		{"third needs, visible half", thirdVisible, 0.48, false}, // 23 of 43 measured
+		{"third needs, held-out half", thirdHeld, 0.56, true},    // 23 of 37 measured
 	} {
 		m := evaluateQueries(d, set.qs, modelRanker(ix))
 		t.Logf("model:    %s %v", set.name, m)
@@ -92,7 +120,7 @@ func TestExtraNeeds(t *testing.T) {
 		if m.r5 < set.floor {
 			t.Errorf("%s recall@5 = %.3f, want >= %.2f", set.name, m.r5, set.floor)
 		}
-		if !*showMisses {
+		if !*showMisses || set.hidden {
 			continue
 		}
 		for _, q := range set.qs {
