@@ -149,7 +149,7 @@ func serverDocuments(key string, es []entry, title, instructions string) *server
 			}
 		case kindPrompt:
 			for _, a := range e.prompt.Arguments {
-				d.Params = append(d.Params, search.Param{Name: a.Name, Description: a.Description})
+				d.Params = append(d.Params, search.Param{Name: a.Name, Description: a.Description, Required: a.Required})
 			}
 		case kindResource:
 			d.Tool = cmpOr(e.resource.Name, e.resource.URI)

@@ -53,6 +53,7 @@ func ratio(a, b float64) float64 {
 func BenchmarkSearchAblation(b *testing.B) {
 	d := data(b)
 	extra, second := extraQueries(b, d), secondQueries(b, d)
+	thirdVisible, thirdHeld := thirdQueries(b, d)
 	for _, a := range ablations {
 		b.Run(a.name, func(b *testing.B) {
 			c := defaultConfig
@@ -61,6 +62,7 @@ func BenchmarkSearchAblation(b *testing.B) {
 			m := evaluate(d, rank)
 			x := evaluateQueries(d, extra, rank)
 			f := evaluateQueries(d, second, rank)
+			tv, th := evaluateQueries(d, thirdVisible, rank), evaluateQueries(d, thirdHeld, rank)
 			for b.Loop() {
 			}
 			b.ReportMetric(m.tune.r5, "tune-r@5")
@@ -78,6 +80,9 @@ func BenchmarkSearchAblation(b *testing.B) {
 			b.ReportMetric(x.mrr, "extra-mrr")
 			b.ReportMetric(f.r5, "second-r@5")
 			b.ReportMetric(f.mrr, "second-mrr")
+			b.ReportMetric(tv.r5, "third-visible-r@5")
+			b.ReportMetric(th.r5, "third-held-r@5")
+			b.ReportMetric(th.mrr, "third-held-mrr")
 		})
 	}
 }

@@ -232,6 +232,11 @@ func (ix *Index) add(docs []Doc) ([]int, map[int32][]posting) {
 		lo = len(all)
 		for _, p := range d.Params {
 			all = b.terms(all, p.Name)
+			if cfg.entities && cfg.takes && p.Required {
+				if k := takes(p.Name); k != "" {
+					all = b.terms(all, k)
+				}
+			}
 		}
 		mark(fieldParam, lo)
 		lo = len(all)

@@ -135,10 +135,34 @@ var (
 	whenHint = lazyregexp.New(`(?i)day|\d`)
 )
 
+// A tool that cannot be called without a URL, or a path, is the one a
+// query that gives one most likely wants: `fetch` for "grab
+// https://…/robots.txt", where the word "url" alone is in the text of
+// dozens of tools (every Sentry tool has an optional regionUrl). Such a
+// tool's required parameter adds a term of its own to the parameter
+// field, and a query's URL or path adds the same term. No catalog word
+// is spelled so.
+const (
+	takesURL  = "takesurl"
+	takesPath = "takespath"
+)
+
+// takes is the term a required parameter of this name adds, or "".
+func takes(param string) string {
+	name := strings.ToLower(param)
+	switch {
+	case strings.Contains(name, "url") || strings.Contains(name, "uri"):
+		return takesURL
+	case strings.Contains(name, "path"):
+		return takesPath
+	}
+	return ""
+}
+
 // replaceEntities replaces the entities in query with words for their
 // kind. The kind words go at the end, so that an entity does not split the
 // phrase around it: "hand ENG-120 over to Sam" still says "hand over".
-func replaceEntities(query string, files, when bool) string {
+func replaceEntities(query string, files, when, takesToo bool) string {
 	var kinds []string
 	kind := func(re *regexp.Regexp, words string) {
 		query = re.ReplaceAllStringFunc(query, func(string) string {
@@ -149,6 +173,9 @@ func replaceEntities(query string, files, when bool) string {
 	// The cheap tests keep the regular expressions off most queries.
 	if strings.Contains(query, "://") {
 		kind(urlRe(), "url")
+		if takesToo && len(kinds) > 0 {
+			kinds = append(kinds, takesURL)
+		}
 	}
 	if strings.Contains(query, "@") {
 		kind(emailRe(), "email")
@@ -159,6 +186,9 @@ func replaceEntities(query string, files, when bool) string {
 				kinds = append(kinds, "path file")
 			} else {
 				kinds = append(kinds, "path")
+			}
+			if takesToo {
+				kinds = append(kinds, takesPath)
 			}
 			return " "
 		})
@@ -196,7 +226,7 @@ func replaceEntities(query string, files, when bool) string {
 func (ix *Index) concepts(query string, entities bool) []concept {
 	imperative := ix.cfg.imperative > 0 && startsImperative(query)
 	if entities {
-		query = replaceEntities(query, ix.cfg.files, ix.cfg.when)
+		query = replaceEntities(query, ix.cfg.files, ix.cfg.when, ix.cfg.takes)
 	}
 	var toks []qtoken
 	if ix.cfg.payload < 1 {

@@ -10,7 +10,8 @@ import (
 // description carries its enum values, and those of its items for an array
 // ("One of: get_workflow, get_workflow_run."): tools that bundle several
 // actions behind one parameter (GitHub's actions_get, issue_write) name
-// the actions only there. Anything else yields no parameters.
+// the actions only there. Required marks the parameters the schema's
+// "required" lists. Anything else yields no parameters.
 func ParamsOf(schema any) []Param {
 	s, ok := schema.(map[string]any)
 	if !ok {
@@ -25,9 +26,17 @@ func ParamsOf(schema any) []Param {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	required := map[string]bool{}
+	if req, ok := s["required"].([]any); ok {
+		for _, r := range req {
+			if name, ok := r.(string); ok {
+				required[name] = true
+			}
+		}
+	}
 	out := make([]Param, 0, len(names))
 	for _, name := range names {
-		p := Param{Name: name}
+		p := Param{Name: name, Required: required[name]}
 		if pm, ok := props[name].(map[string]any); ok {
 			p.Description, _ = pm["description"].(string)
 			vals := enumOf(pm)

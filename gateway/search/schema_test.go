@@ -15,11 +15,12 @@ func TestParamsOf(t *testing.T) {
 			"states": map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []any{"open", "closed"}}},
 			"odd":    "not a schema",
 		},
+		"required": []any{"repo", "missing", 7},
 	}
 	want := []Param{
 		{Name: "method", Description: "The method to execute One of: get_workflow, get_workflow_run."},
 		{Name: "odd"},
-		{Name: "repo", Description: "Repository name"},
+		{Name: "repo", Description: "Repository name", Required: true},
 		{Name: "states", Description: " One of: open, closed."},
 	}
 	if got := ParamsOf(schema); !cmp.Equal(got, want) {

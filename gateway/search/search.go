@@ -29,7 +29,8 @@
 // Entities count as their kind rather than their text: a URL as "url", a
 // path or a bare file name ("config.yaml") as a file, "ENG-120" as an
 // issue, "acme/web" as a repository, "Friday at 2pm" or "the last 7 days"
-// as a date. Quoted
+// as a date; a tool that cannot be called without a URL or a path is the
+// likelier one for a query that gives one. Quoted
 // text, what follows "saying" and the name after "called" ("a folder
 // called invoices") are the content to send, not the need, and count for
 // less; the verb a command starts with counts for more; and a
@@ -81,8 +82,12 @@ import (
 	"sort"
 )
 
-// Param is one top-level input parameter of a tool.
-type Param struct{ Name, Description string }
+// Param is one top-level input parameter of a tool. Required says the
+// tool cannot be called without it.
+type Param struct {
+	Name, Description string
+	Required          bool
+}
 
 // Doc is one tool to be found.
 type Doc struct {
@@ -136,6 +141,7 @@ type config struct {
 	derived       bool    // a known word also matches its derived forms, at partialWeight
 	compounds     bool    // "stack trace" meets "stacktrace", "codebase" meets "code base"
 	entities      bool    // URLs, paths, issue keys and email addresses count as their kind
+	takes         bool    // with entities: a URL or a path also meets the tools that require one
 	files         bool    // with entities: a file named without a folder ("config.yaml") counts as a file
 	when          bool    // with entities: days, times, dates and spans of time count as "date time"
 	unionIDF      bool    // a word and its synonyms share the IDF of their union
@@ -166,6 +172,7 @@ var defaultConfig = config{
 	derived:       true,
 	compounds:     true,
 	entities:      true,
+	takes:         true,
 	files:         true,
 	when:          true,
 	unionIDF:      true,

@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -107,30 +108,30 @@ func TestStemKeepsApart(t *testing.T) {
 // catalog is a small hand-made catalog of look-alike tools.
 var catalog = []Doc{
 	{Server: "github", ServerTitle: "GitHub", Tool: "create_issue", Description: "Create a new issue in a GitHub repository.",
-		Params: []Param{{"owner", "Repository owner"}, {"repo", "Repository name"}, {"title", "Issue title"}, {"body", "Issue body"}}},
+		Params: []Param{{"owner", "Repository owner", false}, {"repo", "Repository name", false}, {"title", "Issue title", false}, {"body", "Issue body", false}}},
 	{Server: "github", ServerTitle: "GitHub", Tool: "list_issues", Description: "List issues in a GitHub repository. Filter by state (open, closed).",
-		Params: []Param{{"owner", "Repository owner"}, {"repo", "Repository name"}, {"state", "open or closed"}}},
+		Params: []Param{{"owner", "Repository owner", false}, {"repo", "Repository name", false}, {"state", "open or closed", false}}},
 	{Server: "github", ServerTitle: "GitHub", Tool: "get_issue", Description: "Get the details of one issue.",
-		Params: []Param{{"owner", ""}, {"repo", ""}, {"issue_number", "The issue number"}}},
+		Params: []Param{{"owner", "", false}, {"repo", "", false}, {"issue_number", "The issue number", false}}},
 	{Server: "github", ServerTitle: "GitHub", Tool: "add_issue_comment", Description: "Add a comment to an issue.",
-		Params: []Param{{"issue_number", ""}, {"body", "Comment text"}}},
+		Params: []Param{{"issue_number", "", false}, {"body", "Comment text", false}}},
 	{Server: "github", ServerTitle: "GitHub", Tool: "create_pull_request", Description: "Open a new pull request.",
-		Params: []Param{{"head", "Branch with the changes"}, {"base", "Branch to merge into"}}},
+		Params: []Param{{"head", "Branch with the changes", false}, {"base", "Branch to merge into", false}}},
 	{Server: "github", ServerTitle: "GitHub", Tool: "list_pull_requests", Description: "List pull requests in a repository.",
-		Params: []Param{{"state", "Filter by state: open, closed, all"}}},
+		Params: []Param{{"state", "Filter by state: open, closed, all", false}}},
 	{Server: "github", ServerTitle: "GitHub", Tool: "merge_pull_request", Description: "Merge a pull request.",
-		Params: []Param{{"pull_number", ""}, {"merge_method", "merge, squash or rebase"}}},
+		Params: []Param{{"pull_number", "", false}, {"merge_method", "merge, squash or rebase", false}}},
 	{Server: "slack", ServerTitle: "Slack", Tool: "channels_list", Description: "List the channels of the workspace."},
 	{Server: "slack", ServerTitle: "Slack", Tool: "conversations_add_message", Description: "Add a message to a channel or thread.",
-		Params: []Param{{"channel_id", "Channel ID or #name"}, {"text", "Message text"}}},
+		Params: []Param{{"channel_id", "Channel ID or #name", false}, {"text", "Message text", false}}},
 	{Server: "linear", ServerTitle: "Linear", Tool: "linear_createIssue", Description: "Create an issue in Linear.",
-		Params: []Param{{"teamId", ""}, {"title", ""}}},
+		Params: []Param{{"teamId", "", false}, {"title", "", false}}},
 	{Server: "filesystem", Tool: "read_file", Description: "Read the complete contents of a file.",
-		Params: []Param{{"path", "Path of the file"}}},
+		Params: []Param{{"path", "Path of the file", false}}},
 	{Server: "filesystem", Tool: "list_directory", Description: "List the files and directories in a path.",
-		Params: []Param{{"path", ""}}},
+		Params: []Param{{"path", "", false}}},
 	{Server: "kubernetes", Tool: "pods_log", Description: "Get the logs of a pod.",
-		Params: []Param{{"name", "Pod name"}, {"namespace", ""}, {"tail", "Number of lines from the end"}}},
+		Params: []Param{{"name", "Pod name", false}, {"namespace", "", false}, {"tail", "Number of lines from the end", false}}},
 	{Server: "sentry", Tool: "get_event_stacktrace", Description: "Show the stacktrace of an event."},
 }
 
@@ -300,7 +301,7 @@ func TestEmptyIndex(t *testing.T) {
 }
 
 func TestNewDoesNotModifyDocs(t *testing.T) {
-	docs := []Doc{{Server: "github", ServerTitle: "GitHub", Tool: "list_issues", Description: "List issues", Params: []Param{{"repo", "Repository"}}}}
+	docs := []Doc{{Server: "github", ServerTitle: "GitHub", Tool: "list_issues", Description: "List issues", Params: []Param{{"repo", "Repository", false}}}}
 	before := fmt.Sprint(docs)
 	New(docs)
 	if after := fmt.Sprint(docs); after != before {
@@ -321,7 +322,7 @@ func TestEntityKinds(t *testing.T) {
 		{"hand ENG-120 over", "hand   over . issue"},
 	}
 	for _, tt := range tests {
-		if got := replaceEntities(tt.in, true, true); got != tt.want {
+		if got := replaceEntities(tt.in, true, true, false); got != tt.want {
 			t.Errorf("replaceEntities(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -346,6 +347,53 @@ func TestEntityKindsRank(t *testing.T) {
 		hits := ix.Search(tt.query, 1)
 		if len(hits) == 0 || docs[hits[0].Doc].Tool != tt.want {
 			t.Errorf("Search(%q) = %v, want %s first", tt.query, hits, tt.want)
+		}
+	}
+}
+
+// TestRequiredURLOrPathRanks: a URL or a path in the query meets the tools
+// that cannot be called without one, where the word "url" or "path" alone
+// is in every tool that merely mentions one.
+func TestRequiredURLOrPathRanks(t *testing.T) {
+	docs := []Doc{
+		{Server: "wiki", Tool: "get_page", Description: "Get a page as markdown",
+			Params: []Param{{Name: "page_id", Required: true}}},
+		{Server: "wiki", Tool: "get_page_history", Description: "History of a page and its URL",
+			Params: []Param{{Name: "page_id", Required: true}, {Name: "region_url"}}},
+		{Server: "monitor", Tool: "find_monitors", Description: "Find the monitors of a URL",
+			Params: []Param{{Name: "region_url"}}},
+		{Server: "web", Tool: "fetch", Description: "Fetches content from the internet",
+			Params: []Param{{Name: "url", Required: true}}},
+		{Server: "files", Tool: "list_tree", Description: "What is in a folder",
+			Params: []Param{{Name: "root", Description: "Where to start, a path"}}},
+		{Server: "files", Tool: "file_info", Description: "What a file is: its size and times",
+			Params: []Param{{Name: "path", Description: "A path"}}},
+		{Server: "vcs", Tool: "git_log", Description: "Shows the commit log",
+			Params: []Param{{Name: "repo_path", Required: true}}},
+	}
+	// Others, so that words weigh as in a catalog of some size.
+	for _, w := range strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima") {
+		docs = append(docs, Doc{Server: "other", Tool: "do_" + w, Description: "Does " + w + " things"})
+	}
+	docs = append(docs, Doc{Server: "notes", Tool: "export_note", Description: "Export a note as markdown"})
+	tests := []struct{ query, want string }{
+		{"grab https://shop.example.com/robots.txt as-is, no markdown", "fetch"},
+		{"what is in ~/dev/infra", "git_log"},
+	}
+	rank := func(takes bool, query, want string) int {
+		c := defaultConfig
+		c.takes = takes
+		for i, h := range newIndex(docs, c).Search(query, len(docs)) {
+			if docs[h.Doc].Tool == want {
+				return i + 1
+			}
+		}
+		return len(docs) + 1
+	}
+	for _, tt := range tests {
+		with, without := rank(true, tt.query, tt.want), rank(false, tt.query, tt.want)
+		if with >= without || with > 3 {
+			t.Errorf("Search(%q): %s ranks %d, and %d without the required parameter's term; want it higher, in the first three", tt.query, tt.want, with, without)
 		}
 	}
 }
