@@ -147,16 +147,38 @@ const (
 	takesPath = "takespath"
 )
 
-// takes is the term a required parameter of this name adds, or "".
+// takes is the term a required parameter of this name adds, or "": one
+// whose name has the word url or uri ("url", "issueUrl", "resource_uri")
+// or path ("path", "repo_path"), not merely the letters ("security").
 func takes(param string) string {
-	name := strings.ToLower(param)
-	switch {
-	case strings.Contains(name, "url") || strings.Contains(name, "uri"):
-		return takesURL
-	case strings.Contains(name, "path"):
-		return takesPath
+	var kind string
+	var word []rune
+	end := func() {
+		switch strings.ToLower(string(word)) {
+		case "url", "urls", "uri", "uris":
+			kind = takesURL
+		case "path", "paths":
+			if kind == "" {
+				kind = takesPath
+			}
+		}
+		word = word[:0]
 	}
-	return ""
+	prev := ' '
+	for _, r := range param {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			end()
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			end()
+			word = append(word, r)
+		default:
+			word = append(word, r)
+		}
+		prev = r
+	}
+	end()
+	return kind
 }
 
 // replaceEntities replaces the entities in query with words for their
@@ -173,7 +195,7 @@ func replaceEntities(query string, files, when, takesToo bool) string {
 	// The cheap tests keep the regular expressions off most queries.
 	if strings.Contains(query, "://") {
 		kind(urlRe(), "url")
-		if takesToo && len(kinds) > 0 {
+		if takesToo && len(kinds) > 0 { // kinds held nothing before the URLs
 			kinds = append(kinds, takesURL)
 		}
 	}

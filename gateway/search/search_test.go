@@ -351,6 +351,18 @@ func TestEntityKindsRank(t *testing.T) {
 	}
 }
 
+func TestTakesReadsWords(t *testing.T) {
+	for name, want := range map[string]string{
+		"url": takesURL, "issueUrl": takesURL, "resource_uri": takesURL, "URL": takesURL, "redirectURL": takesURL,
+		"path": takesPath, "repo_path": takesPath, "filePaths": takesPath,
+		"security_level": "", "during": "", "curl_args": "", "pathology": "", "id": "",
+	} {
+		if got := takes(name); got != want {
+			t.Errorf("takes(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
 // TestRequiredURLOrPathRanks: a URL or a path in the query meets the tools
 // that cannot be called without one, where the word "url" or "path" alone
 // is in every tool that merely mentions one.
