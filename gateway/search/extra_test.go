@@ -111,7 +111,7 @@ func TestExtraNeeds(t *testing.T) {
 	}{
 		{"extra needs", extraQueries(t, d), 0.87, false},         // 65 of 71 measured
 		{"second needs", secondQueries(t, d), 0.89, false},       // 64 of 69 measured
-		{"third needs, visible half", thirdVisible, 0.58, false}, // 27 of 43 measured (23 before the required URL or path)
+		{"third needs, visible half", thirdVisible, 0.60, false}, // 28 of 43 measured (23 before the required URL or path, the host)
 		{"third needs, held-out half", thirdHeld, 0.56, true},    // 23 of 37 measured
 	} {
 		m := evaluateQueries(d, set.qs, modelRanker(ix))

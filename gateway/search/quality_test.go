@@ -555,6 +555,7 @@ var ablations = []ablation{
 	{"no-prefix-fallback", func(c *config) { c.partial = false }},
 	{"no-entities", func(c *config) { c.entities = false }},
 	{"no-takes", func(c *config) { c.takes = false }},
+	{"no-hosts", func(c *config) { c.hosts = false }},
 	{"no-file-names", func(c *config) { c.files = false }},
 	{"no-when", func(c *config) { c.when = false }},
 	{"per-term-idf", func(c *config) { c.unionIDF = false }},

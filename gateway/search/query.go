@@ -181,11 +181,30 @@ func takes(param string) string {
 	return kind
 }
 
+// hostWords are the words of a URL's host that may name the product it is
+// of: "https://acme.slack.com/archives/…" is Slack's, whatever else the
+// URL says. The top-level domain and "www" say nothing. They count as
+// payload does, for less than the need, since a host may also name
+// nothing the catalog has ("docs.python.org").
+func hostWords(url string) []string {
+	_, rest, _ := strings.Cut(url, "://")
+	host, _, _ := strings.Cut(rest, "/")
+	host, _, _ = strings.Cut(host, ":")
+	if _, h, ok := strings.Cut(host, "@"); ok {
+		host = h
+	}
+	labels := strings.Split(host, ".")
+	if len(labels) > 1 {
+		labels = labels[:len(labels)-1]
+	}
+	return slices.DeleteFunc(labels, func(l string) bool { return l == "" || l == "www" })
+}
+
 // replaceEntities replaces the entities in query with words for their
 // kind. The kind words go at the end, so that an entity does not split the
 // phrase around it: "hand ENG-120 over to Sam" still says "hand over".
-func replaceEntities(query string, files, when, takesToo bool) string {
-	var kinds []string
+func replaceEntities(query string, files, when, takesToo, hostsToo bool) string {
+	var kinds, hosts []string
 	kind := func(re *regexp.Regexp, words string) {
 		query = re.ReplaceAllStringFunc(query, func(string) string {
 			kinds = append(kinds, words)
@@ -194,6 +213,11 @@ func replaceEntities(query string, files, when, takesToo bool) string {
 	}
 	// The cheap tests keep the regular expressions off most queries.
 	if strings.Contains(query, "://") {
+		if hostsToo {
+			for _, u := range urlRe().FindAllString(query, -1) {
+				hosts = append(hosts, hostWords(u)...)
+			}
+		}
 		kind(urlRe(), "url")
 		if takesToo && len(kinds) > 0 { // kinds held nothing before the URLs
 			kinds = append(kinds, takesURL)
@@ -237,6 +261,10 @@ func replaceEntities(query string, files, when, takesToo bool) string {
 	if when && whenHint().MatchString(query) {
 		kind(whenRe(), "date")
 	}
+	if len(hosts) > 0 {
+		// Quoted, they count as payload does: for less than the need.
+		query += ` "` + strings.Join(hosts, " ") + `"`
+	}
 	if len(kinds) == 0 {
 		return query
 	}
@@ -248,7 +276,7 @@ func replaceEntities(query string, files, when, takesToo bool) string {
 func (ix *Index) concepts(query string, entities bool) []concept {
 	imperative := ix.cfg.imperative > 0 && startsImperative(query)
 	if entities {
-		query = replaceEntities(query, ix.cfg.files, ix.cfg.when, ix.cfg.takes)
+		query = replaceEntities(query, ix.cfg.files, ix.cfg.when, ix.cfg.takes, ix.cfg.hosts && ix.cfg.payload < 1)
 	}
 	var toks []qtoken
 	if ix.cfg.payload < 1 {

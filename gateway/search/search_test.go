@@ -322,7 +322,7 @@ func TestEntityKinds(t *testing.T) {
 		{"hand ENG-120 over", "hand   over . issue"},
 	}
 	for _, tt := range tests {
-		if got := replaceEntities(tt.in, true, true, false); got != tt.want {
+		if got := replaceEntities(tt.in, true, true, false, false); got != tt.want {
 			t.Errorf("replaceEntities(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -406,6 +406,43 @@ func TestRequiredURLOrPathRanks(t *testing.T) {
 		with, without := rank(true, tt.query, tt.want), rank(false, tt.query, tt.want)
 		if with >= without || with > 3 {
 			t.Errorf("Search(%q): %s ranks %d, and %d without the required parameter's term; want it higher, in the first three", tt.query, tt.want, with, without)
+		}
+	}
+}
+
+func TestHostWords(t *testing.T) {
+	for url, want := range map[string][]string{
+		"https://acme.slack.com/archives/C04/p17":   {"acme", "slack"},
+		"https://www.twilio.com/en-us/sms":          {"twilio"},
+		"http://user@grafana.internal:3000/d/abc":   {"grafana"},
+		"https://localhost/x":                       {"localhost"},
+		"file:///etc/hosts":                         nil,
+		"https://linear.app/acme/issue/ENG-1/title": {"linear"},
+	} {
+		if got := hostWords(url); !slices.Equal(got, want) {
+			t.Errorf("hostWords(%q) = %q, want %q", url, got, want)
+		}
+	}
+}
+
+// TestHostNamesTheProduct: a pasted link's host names the product the need
+// is about, though the rest of the query does not.
+func TestHostNamesTheProduct(t *testing.T) {
+	docs := []Doc{
+		{Server: "tracker", ServerTitle: "Tracker", Tool: "get_issue_replies", Description: "Get the replies of an issue"},
+		{Server: "slack", ServerTitle: "Slack", Tool: "conversations_replies", Description: "Get the replies of a thread"},
+	}
+	for _, w := range strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel") {
+		docs = append(docs, Doc{Server: "other", Tool: "do_" + w, Description: "Does " + w + " things"})
+	}
+	query := "https://acme.slack.com/archives/C04ABCD1234/p1718822400123456 what did people reply there?"
+	for _, hosts := range []bool{true, false} {
+		c := defaultConfig
+		c.hosts = hosts
+		hits := newIndex(docs, c).Search(query, 1)
+		first := len(hits) > 0 && docs[hits[0].Doc].Server == "slack"
+		if first != hosts {
+			t.Errorf("hosts=%v: Search(%q) = %v; Slack's tool first: %v, want %v", hosts, query, hits, first, hosts)
 		}
 	}
 }
