@@ -261,8 +261,10 @@ func replaceEntities(query string, files, when, takesToo, hostsToo bool) string 
 	if when && whenHint().MatchString(query) {
 		kind(whenRe(), "date")
 	}
-	if len(hosts) > 0 {
-		// Quoted, they count as payload does: for less than the need.
+	// Quoted, they count as payload does: for less than the need. Not
+	// where a quote is left open (a quoted URL takes its closing quote
+	// with it), which would pair with theirs and leave them outside.
+	if len(hosts) > 0 && strings.Count(query, `"`)%2 == 0 {
 		query += ` "` + strings.Join(hosts, " ") + `"`
 	}
 	if len(kinds) == 0 {

@@ -445,6 +445,10 @@ func TestHostNamesTheProduct(t *testing.T) {
 			t.Errorf("hosts=%v: Search(%q) = %v; Slack's tool first: %v, want %v", hosts, query, hits, first, hosts)
 		}
 	}
+	// A quote left open keeps them out, rather than at full weight.
+	if got := replaceEntities(`what did people reply on "https://acme.slack.com/archives/C04"`, true, true, false, true); strings.Contains(got, "slack") {
+		t.Errorf("replaceEntities with an open quote = %q, want no host words", got)
+	}
 }
 
 func TestSegmentsTakeNamesAsPayload(t *testing.T) {
