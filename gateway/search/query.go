@@ -238,7 +238,15 @@ func replaceEntities(query string, files, when, takesToo, hostsToo bool) string 
 			}
 			return " "
 		})
-		kind(slugRe(), "repo")
+		query = slugRe().ReplaceAllStringFunc(query, func(m string) string {
+			// "Vendors/2025", "and/or 3/4": a repository's name has a letter.
+			_, name, _ := strings.Cut(m, "/")
+			if !strings.ContainsFunc(name, unicode.IsLetter) {
+				return m
+			}
+			kinds = append(kinds, "repo")
+			return " "
+		})
 	}
 	if strings.Contains(query, "-") {
 		kind(issueKeyRe(), "issue")

@@ -320,6 +320,8 @@ func TestEntityKinds(t *testing.T) {
 		{"errors in the last 7 days since 2026-03-14", "errors in the last   since   . date date"},
 		{"may I see March 3rd and 14:30", "may I see   and   . date date"}, // a month only with its day
 		{"hand ENG-120 over", "hand   over . issue"},
+		{"star acme/web-app", "star  . repo"},
+		{"a label called Vendors/2025", "a label called Vendors/2025"}, // a repository's name has a letter
 	}
 	for _, tt := range tests {
 		if got := replaceEntities(tt.in, true, true, false, false); got != tt.want {
