@@ -296,6 +296,8 @@ func BenchmarkProcessStart(b *testing.B) {
 // (the shared catalog's 20 servers 50 times over: about 37,000 tools),
 // none of them reachable: nothing on the way to the answer needs the
 // network. --direct lists every stored tool; the gateway lists its one.
+// Then the one-shot commands over the same store, in this process: list,
+// status --cached, and a search after a first one that kept its index.
 //
 //	go test -run '^$' -bench ServeStartStoredCatalogs ./internal/cli/
 func BenchmarkServeStartStoredCatalogs(b *testing.B) {
@@ -341,6 +343,19 @@ func BenchmarkServeStartStoredCatalogs(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "start-to-list-ms")
 			b.ReportMetric(float64(listed), "tools-listed")
+		})
+	}
+	for _, cmd := range [][]string{{"list"}, {"status", "--cached"}, {"search", "create an issue"}} {
+		b.Run(strings.Join(cmd, " "), func(b *testing.B) {
+			app.run(cmd...) // a first run keeps what the next ones find
+			var total time.Duration
+			for b.Loop() {
+				start := time.Now()
+				app.run(cmd...)
+				total += time.Since(start)
+			}
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms")
 		})
 	}
 	b.ReportMetric(float64(tools), "tools-stored")
