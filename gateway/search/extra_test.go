@@ -27,7 +27,8 @@ const secondNeedsFile = "testdata/second-needs.jsonl"
 // before anything was looked at: recall@5 0.575, r@1 0.350, MRR 0.442
 // (baseline 0.325). They are split in two by the same hash as the dev
 // queries: the tuning aids may show the first half (43), never the
-// second (37), which is only reported as a figure.
+// second (37), which is only reported as a figure. The session that
+// added them read all 80 once, to check their labels, before the split.
 const thirdNeedsFile = "testdata/third-needs.jsonl"
 
 // extraQueries reads the extra needs; every expected tool must be in d.
