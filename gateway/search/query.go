@@ -213,12 +213,13 @@ func replaceEntities(query string, files, when, takesToo, hostsToo bool) string 
 	}
 	// The cheap tests keep the regular expressions off most queries.
 	if strings.Contains(query, "://") {
-		if hostsToo {
-			for _, u := range urlRe().FindAllString(query, -1) {
+		query = urlRe().ReplaceAllStringFunc(query, func(u string) string {
+			kinds = append(kinds, "url")
+			if hostsToo {
 				hosts = append(hosts, hostWords(u)...)
 			}
-		}
-		kind(urlRe(), "url")
+			return " "
+		})
 		if takesToo && len(kinds) > 0 { // kinds held nothing before the URLs
 			kinds = append(kinds, takesURL)
 		}
