@@ -106,9 +106,12 @@ func segments(query string, names bool) (parts []string, payload []bool) {
 
 // Things a query names that say what kind of object it is about, whatever
 // their text: "https://…" is a URL, "~/notes/a.txt" a path, "ENG-120" an
-// issue key, "jane@acme.com" an email address, "acme/web-app" a repository.
-// Their own words ("https", "eng", "acme") would only mislead.
+// issue key, "jane@acme.com" an email address, "acme/web-app" a repository,
+// "`cat /etc/hosts`" a command (words in backticks; one word there is a
+// name). Their own words ("https", "eng", "acme", "etc") would only
+// mislead.
 var (
+	commandRe  = lazyregexp.New("`[^`\\s]+\\s[^`]*`")
 	urlRe      = lazyregexp.New(`\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
 	emailRe    = lazyregexp.New(`\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b`)
 	pathRe     = lazyregexp.New(`(^|\s)(~|\.{1,2})?/[\w.@~+-]+(/[\w.@~+-]*)*`)
@@ -203,7 +206,8 @@ func hostWords(url string) []string {
 // replaceEntities replaces the entities in query with words for their
 // kind. The kind words go at the end, so that an entity does not split the
 // phrase around it: "hand ENG-120 over to Sam" still says "hand over".
-func replaceEntities(query string, files, when, takesToo, hostsToo bool) string {
+func replaceEntities(query string, c *config) string {
+	takesToo, hostsToo := c.takes, c.hosts && c.payload < 1
 	var kinds, hosts []string
 	kind := func(re *regexp.Regexp, words string) {
 		query = re.ReplaceAllStringFunc(query, func(string) string {
@@ -212,6 +216,12 @@ func replaceEntities(query string, files, when, takesToo, hostsToo bool) string 
 		})
 	}
 	// The cheap tests keep the regular expressions off most queries.
+	if c.commands && strings.Contains(query, "`") {
+		query = commandRe().ReplaceAllStringFunc(query, func(string) string {
+			kinds = append(kinds, "command")
+			return " "
+		})
+	}
 	if strings.Contains(query, "://") {
 		query = urlRe().ReplaceAllStringFunc(query, func(u string) string {
 			kinds = append(kinds, "url")
@@ -252,7 +262,7 @@ func replaceEntities(query string, files, when, takesToo, hostsToo bool) string 
 	if strings.Contains(query, "-") {
 		kind(issueKeyRe(), "issue")
 	}
-	if files && strings.Contains(query, ".") {
+	if c.files && strings.Contains(query, ".") {
 		query = fileRe().ReplaceAllStringFunc(query, func(f string) string {
 			m := fileRe().FindStringSubmatch(f)
 			name := strings.TrimSpace(f)
@@ -267,7 +277,7 @@ func replaceEntities(query string, files, when, takesToo, hostsToo bool) string 
 			return " "
 		})
 	}
-	if when && whenHint().MatchString(query) {
+	if c.when && whenHint().MatchString(query) {
 		kind(whenRe(), "date")
 	}
 	// Quoted, they count as payload does: for less than the need. Not
@@ -287,7 +297,7 @@ func replaceEntities(query string, files, when, takesToo, hostsToo bool) string 
 func (ix *Index) concepts(query string, entities bool) []concept {
 	imperative := ix.cfg.imperative > 0 && startsImperative(query)
 	if entities {
-		query = replaceEntities(query, ix.cfg.files, ix.cfg.when, ix.cfg.takes, ix.cfg.hosts && ix.cfg.payload < 1)
+		query = replaceEntities(query, &ix.cfg)
 	}
 	var toks []qtoken
 	if ix.cfg.payload < 1 {

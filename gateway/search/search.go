@@ -143,6 +143,7 @@ type config struct {
 	entities      bool    // URLs, paths, issue keys and email addresses count as their kind
 	takes         bool    // with entities: a URL or a path also meets the tools that require one
 	hosts         bool    // with entities and payload: a URL's host words ("acme.slack.com") count as payload
+	commands      bool    // with entities: words in backticks ("`cat /etc/hosts`") are a command
 	files         bool    // with entities: a file named without a folder ("config.yaml") counts as a file
 	when          bool    // with entities: days, times, dates and spans of time count as "date time"
 	unionIDF      bool    // a word and its synonyms share the IDF of their union
@@ -175,6 +176,7 @@ var defaultConfig = config{
 	entities:      true,
 	takes:         true,
 	hosts:         true,
+	commands:      true,
 	files:         true,
 	when:          true,
 	unionIDF:      true,

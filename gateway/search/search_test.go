@@ -321,10 +321,14 @@ func TestEntityKinds(t *testing.T) {
 		{"may I see March 3rd and 14:30", "may I see   and   . date date"}, // a month only with its day
 		{"hand ENG-120 over", "hand   over . issue"},
 		{"star acme/web-app", "star  . repo"},
-		{"a label called Vendors/2025", "a label called Vendors/2025"}, // a repository's name has a letter
+		{"a label called Vendors/2025", "a label called Vendors/2025"},         // a repository's name has a letter
+		{"run `cat /etc/hosts` in web-1", "run   in web-1 . command"},          // a command, not its path
+		{"restart `payments` and `orders`", "restart `payments` and `orders`"}, // a name in backticks is a name
 	}
 	for _, tt := range tests {
-		if got := replaceEntities(tt.in, true, true, false, false); got != tt.want {
+		c := defaultConfig
+		c.takes, c.hosts = false, false
+		if got := replaceEntities(tt.in, &c); got != tt.want {
 			t.Errorf("replaceEntities(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -338,12 +342,14 @@ func TestEntityKindsRank(t *testing.T) {
 		{Server: "k8s", Tool: "configuration_view", Description: "View the kubeconfig configuration yaml"},
 		{Server: "cal", Tool: "list_calendars", Description: "List calendars"},
 		{Server: "cal", Tool: "list_events", Description: "List events", Params: []Param{{Name: "start_date", Description: "Date to start from"}}},
+		{Server: "k8s", Tool: "pods_exec", Description: "Execute in a pod", Params: []Param{{Name: "name"}, {Name: "command"}}},
 	}
 	ix := New(docs)
 	tests := []struct{ query, want string }{
-		{"When was config.yaml last modified?", "get_file_info"}, // not the yaml configuration
-		{"read diagram.png", "read_media_file"},                  // not the text reader before it
-		{"list what is on Friday", "list_events"},                // the one that takes a date
+		{"When was config.yaml last modified?", "get_file_info"},  // not the yaml configuration
+		{"read diagram.png", "read_media_file"},                   // not the text reader before it
+		{"list what is on Friday", "list_events"},                 // the one that takes a date
+		{"`tail -n 50 /var/log/app.log` on web-7f9", "pods_exec"}, // a command, not a file
 	}
 	for _, tt := range tests {
 		hits := ix.Search(tt.query, 1)
@@ -448,7 +454,9 @@ func TestHostNamesTheProduct(t *testing.T) {
 		}
 	}
 	// A quote left open keeps them out, rather than at full weight.
-	if got := replaceEntities(`what did people reply on "https://acme.slack.com/archives/C04"`, true, true, false, true); strings.Contains(got, "slack") {
+	c := defaultConfig
+	c.takes = false
+	if got := replaceEntities(`what did people reply on "https://acme.slack.com/archives/C04"`, &c); strings.Contains(got, "slack") {
 		t.Errorf("replaceEntities with an open quote = %q, want no host words", got)
 	}
 }
