@@ -115,6 +115,7 @@ var (
 	urlRe      = lazyregexp.New(`\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
 	emailRe    = lazyregexp.New(`\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b`)
 	pathRe     = lazyregexp.New(`(^|\s)(~|\.{1,2})?/[\w.@~+-]+(/[\w.@~+-]*)*`)
+	hashRe     = lazyregexp.New(`\b[0-9a-f]{7,40}\b`)
 	issueKeyRe = lazyregexp.New(`\b[A-Z][A-Z0-9]+-[0-9][0-9A-Z]*\b`)
 	extRe      = lazyregexp.New(`\.[a-zA-Z][a-zA-Z0-9]{0,4}$`)
 	slugRe     = lazyregexp.New(`(^|\s)[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[\w]($|[\s,;:!?)])`)
@@ -148,11 +149,13 @@ var (
 const (
 	takesURL  = "takesurl"
 	takesPath = "takespath"
+	takesRev  = "takesrevision"
 )
 
 // takes is the term a required parameter of this name adds, or "": one
-// whose name has the word url or uri ("url", "issueUrl", "resource_uri")
-// or path ("path", "repo_path"), not merely the letters ("security").
+// whose name has the word url or uri ("url", "issueUrl", "resource_uri"),
+// path ("path", "repo_path") or sha, revision or hash ("sha",
+// "revision"), not merely the letters ("security").
 func takes(param string) string {
 	var kind string
 	var word []rune
@@ -163,6 +166,10 @@ func takes(param string) string {
 		case "path", "paths":
 			if kind == "" {
 				kind = takesPath
+			}
+		case "sha", "revision", "rev", "hash":
+			if kind == "" {
+				kind = takesRev
 			}
 		}
 		word = word[:0]
@@ -261,6 +268,16 @@ func replaceEntities(query string, c *config) string {
 	}
 	if strings.Contains(query, "-") {
 		kind(issueKeyRe(), "issue")
+	}
+	// A commit's hash ("a1b2c3d") meets the tools that need one.
+	if takesToo && strings.ContainsAny(query, "0123456789") {
+		query = hashRe().ReplaceAllStringFunc(query, func(h string) string {
+			if !strings.ContainsAny(h, "0123456789") || !strings.ContainsAny(h, "abcdef") {
+				return h // a number, or a word
+			}
+			kinds = append(kinds, "commit", takesRev)
+			return " "
+		})
 	}
 	if c.files && strings.Contains(query, ".") {
 		query = fileRe().ReplaceAllStringFunc(query, func(f string) string {

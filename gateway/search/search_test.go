@@ -359,11 +359,30 @@ func TestEntityKindsRank(t *testing.T) {
 	}
 }
 
+// TestCommitHashes: a hash of hexadecimal digits and letters is a
+// commit's; a number, a word or a short code is not.
+func TestCommitHashes(t *testing.T) {
+	c := defaultConfig
+	c.hosts = false
+	for in, want := range map[string]string{
+		"revert a1b2c3d please":                "revert   please . commit takesrevision",
+		"diff 0123abc4567def8 against main":    "diff   against main . commit takesrevision",
+		"the message at ts 1718901234.000200":  "the message at ts 1718901234.000200",
+		"deadbeef and cafe2 and build 4f2":     "deadbeef and cafe2 and build 4f2",
+		"invoice in_1a2b3c4d5e for the refund": "invoice in_1a2b3c4d5e for the refund",
+	} {
+		if got := replaceEntities(in, &c); got != want {
+			t.Errorf("replaceEntities(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestTakesReadsWords(t *testing.T) {
 	for name, want := range map[string]string{
 		"url": takesURL, "issueUrl": takesURL, "resource_uri": takesURL, "URL": takesURL, "redirectURL": takesURL,
 		"path": takesPath, "repo_path": takesPath, "filePaths": takesPath,
-		"security_level": "", "during": "", "curl_args": "", "pathology": "", "id": "",
+		"sha": takesRev, "revision": takesRev, "commitHash": takesRev, "base_rev": takesRev,
+		"security_level": "", "during": "", "curl_args": "", "pathology": "", "id": "", "shape": "", "commit_message": "",
 	} {
 		if got := takes(name); got != want {
 			t.Errorf("takes(%q) = %q, want %q", name, got, want)
@@ -390,6 +409,10 @@ func TestRequiredURLOrPathRanks(t *testing.T) {
 			Params: []Param{{Name: "path", Description: "A path"}}},
 		{Server: "vcs", Tool: "git_log", Description: "Shows the commit log",
 			Params: []Param{{Name: "repo_path", Required: true}}},
+		{Server: "vcs", Tool: "git_show", Description: "Shows the contents of a commit",
+			Params: []Param{{Name: "repo_path", Required: true}, {Name: "revision", Required: true}}},
+		{Server: "vcs", Tool: "git_commit", Description: "Records changes to the repository",
+			Params: []Param{{Name: "repo_path", Required: true}, {Name: "message", Required: true}}},
 	}
 	// Others, so that words weigh as in a catalog of some size.
 	for _, w := range strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima") {
@@ -399,6 +422,7 @@ func TestRequiredURLOrPathRanks(t *testing.T) {
 	tests := []struct{ query, want string }{
 		{"grab https://shop.example.com/robots.txt as-is, no markdown", "fetch"},
 		{"what is in ~/dev/infra", "git_log"},
+		{"what did 9f3e2a1 change? author and patch, it's in ~/dev/infra", "git_show"},
 	}
 	rank := func(takes bool, query, want string) int {
 		c := defaultConfig
