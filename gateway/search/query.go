@@ -210,6 +210,32 @@ func hostWords(url string) []string {
 	return slices.DeleteFunc(labels, func(l string) bool { return l == "" || l == "www" })
 }
 
+// replaceHashes replaces each commit hash in query with a space, calling
+// found for each: hexadecimal digits and letters both, not a number or a
+// word ("deadbeef"), and not a part of a UUID or another hyphenated ID.
+func replaceHashes(query string, found func()) string {
+	var b strings.Builder
+	at := 0
+	for _, m := range hashRe().FindAllStringIndex(query, -1) {
+		h := query[m[0]:m[1]]
+		switch {
+		case !strings.ContainsAny(h, "0123456789") || !strings.ContainsAny(h, "abcdef"):
+			continue
+		case m[0] > 0 && query[m[0]-1] == '-', m[1] < len(query) && query[m[1]] == '-':
+			continue
+		}
+		b.WriteString(query[at:m[0]])
+		b.WriteByte(' ')
+		at = m[1]
+		found()
+	}
+	if at == 0 {
+		return query
+	}
+	b.WriteString(query[at:])
+	return b.String()
+}
+
 // replaceEntities replaces the entities in query with words for their
 // kind. The kind words go at the end, so that an entity does not split the
 // phrase around it: "hand ENG-120 over to Sam" still says "hand over".
@@ -271,13 +297,7 @@ func replaceEntities(query string, c *config) string {
 	}
 	// A commit's hash ("a1b2c3d") meets the tools that need one.
 	if takesToo && strings.ContainsAny(query, "0123456789") {
-		query = hashRe().ReplaceAllStringFunc(query, func(h string) string {
-			if !strings.ContainsAny(h, "0123456789") || !strings.ContainsAny(h, "abcdef") {
-				return h // a number, or a word
-			}
-			kinds = append(kinds, "commit", takesRev)
-			return " "
-		})
+		query = replaceHashes(query, func() { kinds = append(kinds, "commit", takesRev) })
 	}
 	if c.files && strings.Contains(query, ".") {
 		query = fileRe().ReplaceAllStringFunc(query, func(f string) string {

@@ -141,7 +141,7 @@ type config struct {
 	derived       bool    // a known word also matches its derived forms, at partialWeight
 	compounds     bool    // "stack trace" meets "stacktrace", "codebase" meets "code base"
 	entities      bool    // URLs, paths, issue keys and email addresses count as their kind
-	takes         bool    // with entities: a URL or a path also meets the tools that require one
+	takes         bool    // with entities: a URL, a path or a commit hash also meets the tools that require one
 	hosts         bool    // with entities and payload: a URL's host words ("acme.slack.com") count as payload
 	commands      bool    // with entities: words in backticks ("`cat /etc/hosts`") are a command
 	files         bool    // with entities: a file named without a folder ("config.yaml") counts as a file

@@ -360,16 +360,18 @@ func TestEntityKindsRank(t *testing.T) {
 }
 
 // TestCommitHashes: a hash of hexadecimal digits and letters is a
-// commit's; a number, a word or a short code is not.
+// commit's; a number, a word, a short code or a part of a UUID is not.
 func TestCommitHashes(t *testing.T) {
 	c := defaultConfig
 	c.hosts = false
 	for in, want := range map[string]string{
-		"revert a1b2c3d please":                "revert   please . commit takesrevision",
-		"diff 0123abc4567def8 against main":    "diff   against main . commit takesrevision",
-		"the message at ts 1718901234.000200":  "the message at ts 1718901234.000200",
-		"deadbeef and cafe2 and build 4f2":     "deadbeef and cafe2 and build 4f2",
-		"invoice in_1a2b3c4d5e for the refund": "invoice in_1a2b3c4d5e for the refund",
+		"revert a1b2c3d please":                     "revert   please . commit takesrevision",
+		"diff 0123abc4567def8 against main":         "diff   against main . commit takesrevision",
+		"the message at ts 1718901234.000200":       "the message at ts 1718901234.000200",
+		"deadbeef and cafe2 and build 4f2":          "deadbeef and cafe2 and build 4f2",
+		"invoice in_1a2b3c4d5e for the refund":      "invoice in_1a2b3c4d5e for the refund",
+		"page 123e4567-e89b-12d3-a456-426614174000": "page 123e4567-e89b-12d3-a456-426614174000",
+		"compare a1b2c3d e4f5a6b":                   "compare     . commit takesrevision commit takesrevision",
 	} {
 		if got := replaceEntities(in, &c); got != want {
 			t.Errorf("replaceEntities(%q) = %q, want %q", in, got, want)
