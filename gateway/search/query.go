@@ -591,10 +591,15 @@ func (ix *Index) alt(ts []string, weight float64) (alt, bool) {
 	return a, len(a.terms) > 0
 }
 
+// maxCompound is the longest word split finds parts in: compounds people
+// write are short ("stacktrace", "pullrequest"), and each split point of a
+// word costs the whole word, so a long one would cost its square.
+const maxCompound = 40
+
 // split finds two known words that w is made of, the longest first part
 // first: "codebase" is "code" and "base".
 func (ix *Index) split(w string) ([]int32, bool) {
-	if !isASCIILower(w) {
+	if len(w) > maxCompound || !isASCIILower(w) {
 		return nil, false
 	}
 	for i := len(w) - 3; i >= 3; i-- {
