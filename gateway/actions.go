@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate"
 	"github.com/mcpgate/mcpgate/internal/names"
@@ -210,9 +211,26 @@ func firstLine(s string, n int) string {
 	return mcpgate.Sanitize(s, n)
 }
 
+// maxQuery is the longest query search takes, in characters: a need put
+// in words fits in a few sentences, and what ranking costs grows with the
+// query, which a shared gateway takes from anyone it serves.
+const maxQuery = 2000
+
+// checkQuery refuses an empty query, and one longer than maxQuery.
+func checkQuery(query string) error {
+	if strings.TrimSpace(query) == "" {
+		return needs("query", "search")
+	}
+	if n := utf8.RuneCountInString(query); n > maxQuery {
+		return mcpgate.Errorf(mcpgate.CategoryInvalid,
+			"the query is %d characters long; search takes at most %d. Say what the tool should do in a sentence or two.", n, maxQuery)
+	}
+	return nil
+}
+
 func (g *Gateway) search(ctx context.Context, in *Input) (string, error) {
-	if strings.TrimSpace(in.Query) == "" {
-		return "", needs("query", "search")
+	if err := checkQuery(in.Query); err != nil {
+		return "", err
 	}
 	byServer, failed, err := g.catalogOf(ctx, in.Server)
 	if err != nil {
@@ -253,8 +271,12 @@ type SearchHit struct {
 
 // Search ranks the enabled tools of server (every enabled server when "")
 // for query, best first, connecting servers as needed. Servers that could
-// not be listed are named in failed.
+// not be listed are named in failed. An empty query, or one longer than
+// 2,000 characters, is an error of CategoryInvalid.
 func (g *Gateway) Search(ctx context.Context, query, server string, limit int) (hits []SearchHit, failed []string, err error) {
+	if err := checkQuery(query); err != nil {
+		return nil, nil, err
+	}
 	limit = clamp(limit, defaultSearchLimit, maxListLimit)
 	var key [sha256.Size]byte
 	keep := false

@@ -555,3 +555,25 @@ func TestSearchSaysOneMatchInTheSingular(t *testing.T) {
 		t.Errorf("search with limit 1:\n%s", out)
 	}
 }
+
+// TestSearchRefusesAQueryPastItsBound: a query is a need put in words;
+// one of a book's length is refused in words the model can act on, before
+// anything is ranked, through the action and through Search alike.
+func TestSearchRefusesAQueryPastItsBound(t *testing.T) {
+	srv := fake.Start(t, nil)
+	g := newGateway(t, cfg("demo", srv.URL))
+	long := strings.Repeat("é", 2001) // characters, not bytes
+	in, _ := json.Marshal(map[string]any{"action": "search", "query": long})
+	out, isErr := run(t, g, string(in))
+	if !isErr || !strings.Contains(out, "2001 characters") || !strings.Contains(out, "at most 2000") {
+		t.Errorf("search with a 2,001-character query: error %v,\n%.300s", isErr, out)
+	}
+	_, _, err := g.Search(context.Background(), long, "", 5)
+	if mcpgate.CategoryOf(err) != mcpgate.CategoryInvalid {
+		t.Errorf("Search with a 2,001-character query: %v, want an invalid-input error", err)
+	}
+	in, _ = json.Marshal(map[string]any{"action": "search", "query": "echo " + strings.Repeat("é", 1995)})
+	if out, isErr := run(t, g, string(in)); isErr {
+		t.Errorf("search with a 2,000-character query failed:\n%.300s", out)
+	}
+}
