@@ -19,7 +19,13 @@ func Closest(name string, candidates []string, n int) []string {
 	var out []scored
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := distance(lname, lc)
+		// The distance is at least the difference in length: past the
+		// limit it is not worth its product of lengths, which for a name
+		// pasted whole would be the square of its size.
+		d := limit + 1
+		if abs(len(lname)-len(lc)) <= limit {
+			d = distance(lname, lc)
+		}
 		if lname != "" && (strings.Contains(lc, lname) || strings.Contains(lname, lc)) {
 			d = min(d, 1)
 		}
@@ -59,4 +65,11 @@ func distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
