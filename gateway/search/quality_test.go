@@ -92,33 +92,10 @@ func load(dir string) (*evalData, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cat struct {
-		Servers []struct {
-			ID    string `json:"id"`
-			Tools []struct {
-				Name        string `json:"name"`
-				Description string `json:"description"`
-				InputSchema any    `json:"inputSchema"`
-			} `json:"tools"`
-		} `json:"servers"`
-	}
-	if err := json.Unmarshal(raw, &cat); err != nil {
+	d, err := catalogData(raw, titleOf)
+	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", catalogFile, err)
 	}
-	d := &evalData{}
-	for _, s := range cat.Servers {
-		for _, t := range s.Tools {
-			d.docs = append(d.docs, Doc{
-				Server:      s.ID,
-				ServerTitle: titleOf(s.ID),
-				Tool:        t.Name,
-				Description: t.Description,
-				Params:      ParamsOf(t.InputSchema), // as the gateway passes them
-			})
-			d.names = append(d.names, s.ID+"/"+t.Name)
-		}
-	}
-
 	qs, err := readNeeds(filepath.Join(dir, queriesFile))
 	if err != nil {
 		return nil, err
@@ -131,6 +108,39 @@ func load(dir string) (*evalData, error) {
 			eq.servers = eq.servers && tuningServer(server)
 		}
 		d.queries = append(d.queries, eq)
+	}
+	return d, nil
+}
+
+// catalogData reads a catalog ({"servers":[{"id","tools"}]}) into
+// documents as the gateway makes them: name, description and parameters,
+// with the server's product name from title.
+func catalogData(raw []byte, title func(id string) string) (*evalData, error) {
+	var cat struct {
+		Servers []struct {
+			ID    string `json:"id"`
+			Tools []struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+				InputSchema any    `json:"inputSchema"`
+			} `json:"tools"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(raw, &cat); err != nil {
+		return nil, err
+	}
+	d := &evalData{}
+	for _, s := range cat.Servers {
+		for _, t := range s.Tools {
+			d.docs = append(d.docs, Doc{
+				Server:      s.ID,
+				ServerTitle: title(s.ID),
+				Tool:        t.Name,
+				Description: t.Description,
+				Params:      ParamsOf(t.InputSchema), // as the gateway passes them
+			})
+			d.names = append(d.names, s.ID+"/"+t.Name)
+		}
 	}
 	return d, nil
 }

@@ -55,6 +55,25 @@ func Dir() string {
 	return filepath.Join(cache, "mcpgate-ci", "node")
 }
 
+// FreshCatalog is the catalog .ci/run takes of the MCP servers of
+// .ci/fresh (real servers nobody tuned the search for), beside the tools:
+// {"servers":[{"id","package","tools"}]}. Without it the test fails under
+// CI and is skipped elsewhere, saying how to make it.
+func FreshCatalog(t testing.TB) string {
+	t.Helper()
+	fresh := filepath.Join(filepath.Dir(Dir()), "fresh")
+	file := filepath.Join(fresh, "catalog.json")
+	if _, err := os.Stat(file); err != nil {
+		msg := "the fresh servers' catalog is not in " + fresh + " (make it with .ci/run, or: mkdir -p " + fresh +
+			" && cp .ci/fresh/* " + fresh + " && npm ci --ignore-scripts --prefix " + fresh + " && node " + fresh + "/list.mjs " + fresh + ")"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return file
+}
+
 // Bin is the path of an installed program (node_modules/.bin).
 func (x *Tools) Bin(name string) string {
 	return filepath.Join(x.Dir, "node_modules", ".bin", name)
