@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -21,15 +22,10 @@ const freshNeedsFile = "testdata/fresh-needs.jsonl"
 // did not know the twenty, so a tool of theirs that would serve a need is
 // not in its labels.
 func TestFreshServers(t *testing.T) {
-	raw, err := os.ReadFile(nodetest.FreshCatalog(t))
+	fresh, qs, err := freshData(t, nodetest.FreshCatalog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := catalogData(raw, titleOf)
-	if err != nil {
-		t.Fatalf("reading the fresh servers' catalog: %v", err)
-	}
-	qs := needsQueries(t, fresh, freshNeedsFile)
 	clean := defaultConfig
 	clean.thesaurus = withoutHeldOutInspired(clean.thesaurus)
 	report := func(t *testing.T, name string, d *evalData) metrics {
@@ -53,4 +49,17 @@ func TestFreshServers(t *testing.T) {
 			t.Errorf("recall@5 beside the catalog = %.3f, want >= 0.70", m.r5)
 		}
 	})
+}
+
+// freshData reads the fresh servers' catalog from file, and their needs.
+func freshData(tb testing.TB, file string) (*evalData, []evalQuery, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := catalogData(raw, titleOf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the fresh servers' catalog: %w", err)
+	}
+	return d, needsQueries(tb, d, freshNeedsFile), nil
 }

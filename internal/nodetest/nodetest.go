@@ -61,8 +61,8 @@ func Dir() string {
 // CI and is skipped elsewhere, saying how to make it.
 func FreshCatalog(t testing.TB) string {
 	t.Helper()
-	fresh := filepath.Join(filepath.Dir(Dir()), "fresh")
-	file := filepath.Join(fresh, "catalog.json")
+	file := FreshCatalogPath()
+	fresh := filepath.Dir(file)
 	if _, err := os.Stat(file); err != nil {
 		msg := "the fresh servers' catalog is not in " + fresh + " (make it with .ci/run, or: mkdir -p " + fresh +
 			" && cp .ci/fresh/* " + fresh + " && npm ci --ignore-scripts --prefix " + fresh + " && node " + fresh + "/list.mjs " + fresh + ")"
@@ -72,6 +72,12 @@ func FreshCatalog(t testing.TB) string {
 		t.Skip(msg)
 	}
 	return file
+}
+
+// FreshCatalogPath is where .ci/run writes the fresh servers' catalog,
+// whether or not it is there.
+func FreshCatalogPath() string {
+	return filepath.Join(filepath.Dir(Dir()), "fresh", "catalog.json")
 }
 
 // Bin is the path of an installed program (node_modules/.bin).
