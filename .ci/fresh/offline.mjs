@@ -6,23 +6,21 @@ import net from 'node:net';
 const connect = net.Socket.prototype.connect;
 const loopback = new Set(['127.0.0.1', '::1', 'localhost', '::ffff:127.0.0.1']);
 
+// host is where connect's arguments point: a host of options or after a
+// port, localhost by default; null for a local socket's path.
+function host(args) {
+  let first = Array.isArray(args[0]) ? args[0][0] : args[0];
+  if (typeof first === 'object' && first !== null) return first.path ? null : (first.host ?? 'localhost');
+  if (typeof first === 'string' && !/^\d+$/.test(first)) return null;
+  return typeof args[1] === 'string' ? args[1] : 'localhost';
+}
+
 net.Socket.prototype.connect = function (...args) {
-  let opts = args[0];
-  if (Array.isArray(opts)) opts = opts[0];
-  if (typeof opts === 'object' && opts !== null && !opts.path) {
-    const host = opts.host ?? 'localhost';
-    if (!loopback.has(host)) {
-      const err = Object.assign(new Error(`offline: no connection to ${host}`), { code: 'ECONNREFUSED' });
-      process.nextTick(() => this.destroy(err));
-      return this;
-    }
-  } else if (typeof opts === 'number' || typeof opts === 'string' && /^\d+$/.test(opts)) {
-    const host = typeof args[1] === 'string' ? args[1] : 'localhost';
-    if (!loopback.has(host)) {
-      const err = Object.assign(new Error(`offline: no connection to ${host}`), { code: 'ECONNREFUSED' });
-      process.nextTick(() => this.destroy(err));
-      return this;
-    }
+  const to = host(args);
+  if (to !== null && !loopback.has(to)) {
+    const err = Object.assign(new Error(`offline: no connection to ${to}`), { code: 'ECONNREFUSED' });
+    process.nextTick(() => this.destroy(err));
+    return this;
   }
   return connect.apply(this, args);
 };
