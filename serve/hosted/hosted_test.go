@@ -559,9 +559,22 @@ func TestAPersonsCatalogsFollowThemAcrossReplicas(t *testing.T) {
 	if out := mustGW(t, viaB, map[string]any{"action": "list", "server": "open"}); !strings.Contains(out, "open/echo") {
 		t.Errorf("list through B with the server down: %q", out)
 	}
-	was := mustGW(t, viaB, map[string]any{"action": "status", "server": "open"})
-	if strings.Contains(was, "open: ready") || !strings.Contains(was, "cached") {
-		t.Errorf("B's status of a server it never reached: %q", was)
+	// That list also started B's connect in the background (hosted
+	// workspaces refresh cached catalogs); wait until it has failed, or a
+	// slow one could find the server back below.
+	var was string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		was = mustGW(t, viaB, map[string]any{"action": "status", "server": "open"})
+		if strings.Contains(was, "open: ready") || !strings.Contains(was, "cached") {
+			t.Fatalf("B's status of a server it never reached: %q", was)
+		}
+		if strings.Contains(was, "open: error") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B's background connect to a stopped server did not fail: %q", was)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 
 	// The server comes back with one tool more, and A lists it: B, still
