@@ -121,18 +121,23 @@ func TestExtraNeeds(t *testing.T) {
 		if m.r5 < set.floor {
 			t.Errorf("%s recall@5 = %.3f, want >= %.2f", set.name, m.r5, set.floor)
 		}
-		if !*showMisses || set.hidden {
-			continue
+		if *showMisses && !set.hidden {
+			logSetMisses(t, d, set.qs, ix)
 		}
-		for _, q := range set.qs {
-			top := modelRanker(ix)(q.text)
-			if rr := reciprocalRank(d, q, top); rr == 0 {
-				var got []string
-				for _, i := range top {
-					got = append(got, d.names[i])
-				}
-				t.Logf("miss %q\n\twant %v\n\tgot  %v", q.text, keys(q.expect), got)
+	}
+}
+
+// logSetMisses logs the needs of qs the model does not rank in its top five.
+// Only for sets the tuning aids may show.
+func logSetMisses(t *testing.T, d *evalData, qs []evalQuery, ix *Index) {
+	for _, q := range qs {
+		top := modelRanker(ix)(q.text)
+		if rr := reciprocalRank(d, q, top); rr == 0 {
+			var got []string
+			for _, i := range top {
+				got = append(got, d.names[i])
 			}
+			t.Logf("miss %q\n\twant %v\n\tgot  %v", q.text, keys(q.expect), got)
 		}
 	}
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // freshNeedsFile holds 80 needs for the twenty real MCP servers of
-// .ci/fresh (from npm, pinned), four each, written (2026-12-06, night) by a
-// helper session that read only those servers' catalogs: no other catalog,
+// .ci/servers/fresh (from npm, pinned), four each, written (2026-12-06,
+// night) by a helper session that read only those servers' catalogs: no other catalog,
 // no needs file, no code. Nobody tuned the search for these servers, and
 // nobody has read these needs since: they are a held-out judge of whole
 // servers. No tuning aid shows them; this test reports only figures.
@@ -22,7 +22,7 @@ const freshNeedsFile = "testdata/fresh-needs.jsonl"
 // did not know the twenty, so a tool of theirs that would serve a need is
 // not in its labels.
 func TestFreshServers(t *testing.T) {
-	fresh, qs, err := freshData(t, nodetest.FreshCatalog(t))
+	fresh, qs, err := serverSetData(t, nodetest.ServerCatalog(t, "fresh"), freshNeedsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,15 +51,16 @@ func TestFreshServers(t *testing.T) {
 	})
 }
 
-// freshData reads the fresh servers' catalog from file, and their needs.
-func freshData(tb testing.TB, file string) (*evalData, []evalQuery, error) {
+// serverSetData reads a set of real servers' catalog from file, and their
+// needs from needsFile.
+func serverSetData(tb testing.TB, file, needsFile string) (*evalData, []evalQuery, error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err
 	}
 	d, err := catalogData(raw, titleOf)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the fresh servers' catalog: %w", err)
+		return nil, nil, fmt.Errorf("reading the servers' catalog %s: %w", file, err)
 	}
-	return d, needsQueries(tb, d, freshNeedsFile), nil
+	return d, needsQueries(tb, d, needsFile), nil
 }

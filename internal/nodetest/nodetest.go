@@ -55,17 +55,19 @@ func Dir() string {
 	return filepath.Join(cache, "mcpgate-ci", "node")
 }
 
-// FreshCatalog is the catalog .ci/run takes of the MCP servers of
-// .ci/fresh (real servers nobody tuned the search for), beside the tools:
+// ServerCatalog is the catalog .ci/run takes of a set of real MCP servers
+// of .ci/servers ("fresh": nobody tunes the search for them; "fifth":
+// the search may be tuned on their needs), beside the tools:
 // {"servers":[{"id","package","tools"}]}. Without it the test fails under
 // CI and is skipped elsewhere, saying how to make it.
-func FreshCatalog(t testing.TB) string {
+func ServerCatalog(t testing.TB, set string) string {
 	t.Helper()
-	file := FreshCatalogPath()
-	fresh := filepath.Dir(file)
+	file := ServerCatalogPath(set)
+	dir := filepath.Dir(file)
 	if _, err := os.Stat(file); err != nil {
-		msg := "the fresh servers' catalog is not in " + fresh + " (make it with .ci/run, or: mkdir -p " + fresh +
-			" && cp .ci/fresh/* " + fresh + " && npm ci --ignore-scripts --prefix " + fresh + " && node " + fresh + "/list.mjs " + fresh + ")"
+		msg := "the " + set + " servers' catalog is not in " + dir + " (make it with .ci/run, or: mkdir -p " + dir +
+			" && cp .ci/servers/" + set + "/*.json .ci/servers/*.mjs " + dir + " && npm ci --ignore-scripts --prefix " + dir +
+			" && node " + dir + "/list.mjs " + dir + ")"
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
@@ -74,10 +76,10 @@ func FreshCatalog(t testing.TB) string {
 	return file
 }
 
-// FreshCatalogPath is where .ci/run writes the fresh servers' catalog,
-// whether or not it is there.
-func FreshCatalogPath() string {
-	return filepath.Join(filepath.Dir(Dir()), "fresh", "catalog.json")
+// ServerCatalogPath is where .ci/run writes a set's catalog, whether or
+// not it is there.
+func ServerCatalogPath(set string) string {
+	return filepath.Join(filepath.Dir(Dir()), set, "catalog.json")
 }
 
 // Bin is the path of an installed program (node_modules/.bin).

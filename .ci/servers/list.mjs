@@ -1,0 +1,78 @@
+// Lists the tools of every server of a set (DIR/package.json, installed in
+// DIR/node_modules) the way an MCP client does (initialize, then
+// tools/list, over stdio) and writes them to DIR/catalog.json as
+// {"servers":[{"id","package","tools"}]}. DIR/servers.json names each
+// server's id and what it needs to start: made-up credentials in env (of
+// the right shape where a server checks it; "env" at the top is every
+// server's) and its arguments. Nothing reaches a service: offline.mjs,
+// preloaded, fails every connection off loopback, and a URL points at an
+// unused loopback port. Only what the servers say of their tools is
+// wanted. Run by .ci/run as: node list.mjs DIR
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const dir = path.resolve(process.argv[2] ?? '.');
+const read = (file) => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+const pkg = read('package.json');
+const table = read('servers.json');
+
+const home = fs.mkdtempSync(path.join(dir, 'home-'));
+const base = { PATH: process.env.PATH, HOME: home, NODE_NO_WARNINGS: '1', DO_NOT_TRACK: '1', ...table.env };
+const offline = pathToFileURL(path.join(dir, 'offline.mjs')).href;
+
+function list(name, spec) {
+  const mod = path.join(dir, 'node_modules', name);
+  const meta = JSON.parse(fs.readFileSync(path.join(mod, 'package.json'), 'utf8'));
+  const bin = typeof meta.bin === 'string' ? meta.bin : Object.values(meta.bin)[0];
+  const child = spawn(process.execPath, ['--import', offline, path.join(mod, bin), ...(spec.args ?? [])],
+    { cwd: home, env: { ...base, ...spec.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (chunk) => { err = (err + chunk).slice(-2000); });
+  const why = () => (err.trim() ? `\n${err.trim().split('\n').slice(-5).join('\n')}` : '');
+  const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill(); reject(new Error(`${name}: no tools/list answer in 60s${why()}`)); }, 60000);
+    let buf = '';
+    child.stdout.on('data', (chunk) => {
+      buf += chunk;
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let m;
+        try { m = JSON.parse(line); } catch { continue; }
+        if (m.id === 1) {
+          send({ method: 'notifications/initialized' });
+          send({ id: 2, method: 'tools/list', params: {} });
+        } else if (m.id === 2) {
+          clearTimeout(timer);
+          child.kill();
+          if (!m.result?.tools?.length) reject(new Error(`${name}: tools/list gave no tools`));
+          else resolve({ id: spec.id, package: `${name}@${meta.version}`, tools: m.result.tools });
+        }
+      }
+    });
+    child.stdin.on('error', () => {}); // a server that died is reported by 'exit'
+    child.on('exit', () => { clearTimeout(timer); reject(new Error(`${name}: exited before listing its tools${why()}`)); });
+    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'mcpgate-ci', version: '1' } } });
+  });
+}
+
+const names = Object.keys(pkg.dependencies);
+for (const name of names) {
+  if (!table.servers[name]) throw new Error(`${name} has no id in servers.json`);
+}
+const started = Date.now();
+let listed;
+try {
+  listed = await Promise.all(names.map((name) => list(name, table.servers[name])));
+} finally {
+  fs.rmSync(home, { recursive: true, force: true });
+}
+const out = path.join(dir, 'catalog.json');
+fs.writeFileSync(out + '.tmp', JSON.stringify({ servers: listed }));
+fs.renameSync(out + '.tmp', out);
+console.log(`${path.basename(dir)}: listed ${listed.reduce((n, s) => n + s.tools.length, 0)} tools of ${listed.length} servers in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+process.exit(0);
