@@ -573,6 +573,7 @@ var ablations = []ablation{
 	{"no-commands", func(c *config) { c.commands = false }},
 	{"no-file-names", func(c *config) { c.files = false }},
 	{"no-when", func(c *config) { c.when = false }},
+	{"no-amounts", func(c *config) { c.amounts = false }},
 	{"per-term-idf", func(c *config) { c.unionIDF = false }},
 	{"no-name-coverage", func(c *config) { c.coverage = 0 }},
 	{"no-query-coverage", func(c *config) { c.coord = 0 }},

@@ -137,6 +137,10 @@ var (
 	// sound's also names what it holds.
 	fileRe   = lazyregexp.New(`(?i)(^|\s)[\w-]+(\.[\w-]+)*\.(txt|md|rst|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|csv|tsv|xml|html?|css|js|mjs|ts|tsx|jsx|go|py|rb|rs|java|kt|swift|c|h|cpp|cs|php|sh|sql|log|lock|pdf|docx?|xlsx?|pptx?|zip|tar|gz|tgz|(png|jpe?g|gif|svg|webp|bmp|ico|heic|mp3|wav|ogg|flac|m4a|mp4|mov|webm))\b`)
 	whenHint = lazyregexp.New(`(?i)day|\d`)
+	// An amount of money ("$40", "€1,250.50", "300 USD"): its figure says
+	// how much, not what to do with it; the tools that take one have an
+	// amount or a price.
+	amountRe = lazyregexp.New(`(?i)([$€£¥]\s?\d[\d,]*(\.\d+)?\b|\b\d[\d,]*(\.\d+)?\s?(usd|eur|gbp|jpy|dollars?|euros?)\b)`)
 )
 
 // A tool that cannot be called without a URL, or a path, is the one a
@@ -294,6 +298,9 @@ func replaceEntities(query string, c *config) string {
 	}
 	if strings.Contains(query, "-") {
 		kind(issueKeyRe(), "issue")
+	}
+	if c.amounts && strings.ContainsAny(query, "0123456789") {
+		kind(amountRe(), "amount")
 	}
 	// A commit's hash ("a1b2c3d") meets the tools that need one.
 	if takesToo && strings.ContainsAny(query, "0123456789") {

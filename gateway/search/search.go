@@ -146,6 +146,7 @@ type config struct {
 	commands      bool    // with entities: words in backticks ("`cat /etc/hosts`") are a command
 	files         bool    // with entities: a file named without a folder ("config.yaml") counts as a file
 	when          bool    // with entities: days, times, dates and spans of time count as "date time"
+	amounts       bool    // with entities: "$40" and "300 USD" are an amount
 	unionIDF      bool    // a word and its synonyms share the IDF of their union
 	coverage      float64 // bonus for the share of a tool's name the query covers
 	imperative    float64 // extra weight of the verb a command starts with
@@ -179,6 +180,7 @@ var defaultConfig = config{
 	commands:      true,
 	files:         true,
 	when:          true,
+	amounts:       true,
 	unionIDF:      true,
 	coverage:      2,
 	payload:       0.3,

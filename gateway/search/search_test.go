@@ -379,6 +379,27 @@ func TestCommitHashes(t *testing.T) {
 	}
 }
 
+// TestAmounts: an amount of money is read as its kind, whatever its
+// figure, and a figure that is not money stays.
+func TestAmounts(t *testing.T) {
+	c := defaultConfig
+	for in, want := range map[string]string{
+		"give back $40 of it":           "give back   of it . amount",
+		"€1,250.50 into the account":    "  into the account . amount",
+		"refund 300 USD and 12 dollars": "refund   and   . amount amount",
+		"a $ sign and 40 seats":         "a $ sign and 40 seats",
+		"the 3 pounds of flour":         "the 3 pounds of flour",
+	} {
+		if got := replaceEntities(in, &c); got != want {
+			t.Errorf("replaceEntities(%q) = %q, want %q", in, got, want)
+		}
+	}
+	c.amounts = false
+	if got := replaceEntities("give back $40", &c); got != "give back $40" {
+		t.Errorf("without amounts, replaceEntities = %q", got)
+	}
+}
+
 func TestTakesReadsWords(t *testing.T) {
 	for name, want := range map[string]string{
 		"url": takesURL, "issueUrl": takesURL, "resource_uri": takesURL, "URL": takesURL, "redirectURL": takesURL,
