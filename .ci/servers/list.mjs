@@ -67,7 +67,13 @@ for (const name of names) {
 const started = Date.now();
 let listed;
 try {
-  listed = await Promise.all(names.map((name) => list(name, table.servers[name])));
+  // A server that fails to list is tried once more before the whole set
+  // fails: twenty servers starting at once on two cores is when a slow
+  // one misses its minute.
+  listed = await Promise.all(names.map((name) => list(name, table.servers[name]).catch((err) => {
+    console.error(`${err.message}\n${name}: trying once more`);
+    return list(name, table.servers[name]);
+  })));
 } finally {
   fs.rmSync(home, { recursive: true, force: true });
 }
