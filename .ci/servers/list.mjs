@@ -4,7 +4,8 @@
 // {"servers":[{"id","package","tools"}]}. DIR/servers.json names each
 // server's id and what it needs to start: made-up credentials in env (of
 // the right shape where a server checks it; "env" at the top is every
-// server's) and its arguments. Nothing reaches a service: offline.mjs,
+// server's) and its arguments, with a note where a choice needs one
+// (list.mjs reads no note). Nothing reaches a service: offline.mjs,
 // preloaded, fails every connection off loopback, and a URL points at an
 // unused loopback port. Only what the servers say of their tools is
 // wanted. Run by .ci/run as: node list.mjs DIR

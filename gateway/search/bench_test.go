@@ -53,7 +53,8 @@ func ratio(a, b float64) float64 {
 // BenchmarkSearchAblation reports the quality with one part of the model
 // switched off at a time (see ablations), for docs/performance.md; with
 // the fifth and fresh servers' columns (fifth-r@5, fresh-r@5, …) where
-// .ci/run has listed them. Every held-out column is a figure to report, never a choice.
+// .ci/run has listed them. Every held-out column (fresh's too) is a
+// figure to report, never a choice.
 func BenchmarkSearchAblation(b *testing.B) {
 	d := data(b)
 	extra, second := extraQueries(b, d), secondQueries(b, d)

@@ -10,10 +10,11 @@ import (
 
 // freshNeedsFile holds 80 needs for the twenty real MCP servers of
 // .ci/servers/fresh (from npm, pinned), four each, written (2026-12-06,
-// night) by a helper session that read only those servers' catalogs: no other catalog,
-// no needs file, no code. Nobody tuned the search for these servers, and
-// nobody has read these needs since: they are a held-out judge of whole
-// servers. No tuning aid shows them; this test reports only figures.
+// night) by a helper session that read only those servers' catalogs: no
+// other catalog, no needs file, no code. Nobody tuned the search for these
+// servers, and nobody has read these needs since: they are a held-out
+// judge of whole servers. No tuning aid shows them; this test reports
+// only figures.
 const freshNeedsFile = "testdata/fresh-needs.jsonl"
 
 // TestFreshServers judges the search on servers nobody tuned it for: the

@@ -364,7 +364,7 @@ func TestEntityKindsRank(t *testing.T) {
 func TestCommitHashes(t *testing.T) {
 	c := defaultConfig
 	c.hosts = false
-	for in, want := range map[string]string{
+	checkEntities(t, &c, map[string]string{
 		"revert a1b2c3d please":                     "revert   please . commit takesrevision",
 		"diff 0123abc4567def8 against main":         "diff   against main . commit takesrevision",
 		"the message at ts 1718901234.000200":       "the message at ts 1718901234.000200",
@@ -372,9 +372,15 @@ func TestCommitHashes(t *testing.T) {
 		"invoice in_1a2b3c4d5e for the refund":      "invoice in_1a2b3c4d5e for the refund",
 		"page 123e4567-e89b-12d3-a456-426614174000": "page 123e4567-e89b-12d3-a456-426614174000",
 		"compare a1b2c3d e4f5a6b":                   "compare     . commit takesrevision commit takesrevision",
-	} {
-		if got := replaceEntities(in, &c); got != want {
-			t.Errorf("replaceEntities(%q) = %q, want %q", in, got, want)
+	})
+}
+
+// checkEntities checks what replaceEntities makes of each query under c.
+func checkEntities(t *testing.T, c *config, want map[string]string) {
+	t.Helper()
+	for in, w := range want {
+		if got := replaceEntities(in, c); got != w {
+			t.Errorf("replaceEntities(%q) = %q, want %q", in, got, w)
 		}
 	}
 }
@@ -383,21 +389,15 @@ func TestCommitHashes(t *testing.T) {
 // figure, and a figure that is not money stays.
 func TestAmounts(t *testing.T) {
 	c := defaultConfig
-	for in, want := range map[string]string{
+	checkEntities(t, &c, map[string]string{
 		"give back $40 of it":           "give back   of it . amount",
 		"€1,250.50 into the account":    "  into the account . amount",
 		"refund 300 USD and 12 dollars": "refund   and   . amount amount",
 		"a $ sign and 40 seats":         "a $ sign and 40 seats",
 		"the 3 pounds of flour":         "the 3 pounds of flour",
-	} {
-		if got := replaceEntities(in, &c); got != want {
-			t.Errorf("replaceEntities(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 	c.amounts = false
-	if got := replaceEntities("give back $40", &c); got != "give back $40" {
-		t.Errorf("without amounts, replaceEntities = %q", got)
-	}
+	checkEntities(t, &c, map[string]string{"give back $40": "give back $40"})
 }
 
 func TestTakesReadsWords(t *testing.T) {
