@@ -3,6 +3,8 @@ package search
 import (
 	"slices"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/nodetest"
 )
 
 // extraNeedsFile holds needs written for this repository after the dev
@@ -151,9 +153,9 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// TestAblateExtraGroups logs the visible figures (dev, extra, second and
-// the third set's visible half) without each of the groups written for
-// the fresh needs' misses.
+// TestAblateExtraGroups logs the visible figures (dev, extra, second, the
+// third set's visible half and, where .ci/run has listed them, the fifth
+// servers) without each of the groups written for the later sets' misses.
 func TestAblateExtraGroups(t *testing.T) {
 	if !*ablate {
 		t.Skip("no -search.ablate")
@@ -161,11 +163,16 @@ func TestAblateExtraGroups(t *testing.T) {
 	d := data(t)
 	extra, second := extraQueries(t, d), secondQueries(t, d)
 	third, _ := thirdQueries(t, d)
-	for _, g := range slices.Concat(extraGroups, secondGroups, thirdGroups) {
+	fifth, fifthQs, fifthErr := serverSetData(t, nodetest.ServerCatalogPath("fifth"), fifthNeedsFile)
+	for _, g := range slices.Concat(extraGroups, secondGroups, thirdGroups, fifthGroups) {
 		c := defaultConfig
 		c.thesaurus = slices.DeleteFunc(slices.Clone(thesaurusGroups), func(s string) bool { return s == g })
 		r := modelRanker(newIndex(d.docs, c))
-		t.Logf("without %-40.40q dev %v\n\textra %v\n\tsecond %v\n\tthird %v", g, evaluate(d, r).seen,
-			evaluateQueries(d, extra, r), evaluateQueries(d, second, r), evaluateQueries(d, third, r))
+		var f metrics
+		if fifthErr == nil {
+			f = evaluateQueries(fifth, fifthQs, modelRanker(newIndex(fifth.docs, c)))
+		}
+		t.Logf("without %-40.40q dev %v\n\textra %v\n\tsecond %v\n\tthird %v\n\tfifth %v", g, evaluate(d, r).seen,
+			evaluateQueries(d, extra, r), evaluateQueries(d, second, r), evaluateQueries(d, third, r), f)
 	}
 }

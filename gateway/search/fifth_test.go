@@ -30,8 +30,8 @@ func TestFifthServers(t *testing.T) {
 	t.Logf("model:    fifth servers (%d tools) %v", len(d.docs), m)
 	t.Logf("baseline: fifth servers %v", evaluateQueries(d, qs, baselineRanker(d.docs)))
 	// Two needs under what was measured, as the other floors.
-	if m.r5 < 0.65 { // 60 of 88 measured (59 before amounts)
-		t.Errorf("fifth servers' recall@5 = %.3f, want >= 0.65", m.r5)
+	if m.r5 < 0.79 { // 72 of 88 measured (59 before amounts, 60 before fifthGroups)
+		t.Errorf("fifth servers' recall@5 = %.3f, want >= 0.79", m.r5)
 	}
 	if *showMisses {
 		logSetMisses(t, d, qs, ix)

@@ -559,10 +559,21 @@ var ablations = []ablation{
 	{"no-synonyms", func(c *config) { c.synonyms = false }},
 	{"issue-thesaurus-only", func(c *config) { c.thesaurus = issueThesaurus }},
 	{"no-held-out-inspired", func(c *config) { c.thesaurus = withoutHeldOutInspired(c.thesaurus) }},
-	{"no-general-vocabulary", func(c *config) { c.thesaurus = slices.Concat(tunedGroups, extraGroups, secondGroups, thirdGroups) }},
-	{"no-extra-needs-vocabulary", func(c *config) { c.thesaurus = slices.Concat(tunedGroups, generalGroups, secondGroups, thirdGroups) }},
-	{"no-second-needs-vocabulary", func(c *config) { c.thesaurus = slices.Concat(tunedGroups, generalGroups, extraGroups, thirdGroups) }},
-	{"no-third-needs-vocabulary", func(c *config) { c.thesaurus = slices.Concat(tunedGroups, generalGroups, extraGroups, secondGroups) }},
+	{"no-general-vocabulary", func(c *config) {
+		c.thesaurus = slices.Concat(tunedGroups, extraGroups, secondGroups, thirdGroups, fifthGroups)
+	}},
+	{"no-extra-needs-vocabulary", func(c *config) {
+		c.thesaurus = slices.Concat(tunedGroups, generalGroups, secondGroups, thirdGroups, fifthGroups)
+	}},
+	{"no-second-needs-vocabulary", func(c *config) {
+		c.thesaurus = slices.Concat(tunedGroups, generalGroups, extraGroups, thirdGroups, fifthGroups)
+	}},
+	{"no-third-needs-vocabulary", func(c *config) {
+		c.thesaurus = slices.Concat(tunedGroups, generalGroups, extraGroups, secondGroups, fifthGroups)
+	}},
+	{"no-fifth-needs-vocabulary", func(c *config) {
+		c.thesaurus = slices.Concat(tunedGroups, generalGroups, extraGroups, secondGroups, thirdGroups)
+	}},
 	{"no-held-out-server-evidence", func(c *config) { c.thesaurus = withoutServerEvidence(c.thesaurus) }},
 	{"no-derived-forms", func(c *config) { c.derived = false }},
 	{"no-compounds", func(c *config) { c.compounds = false }},
