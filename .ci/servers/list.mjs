@@ -19,6 +19,11 @@ const read = (file) => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'))
 const pkg = read('package.json');
 const table = read('servers.json');
 
+const names = Object.keys(pkg.dependencies);
+for (const name of names) {
+  if (!table.servers[name]) throw new Error(`${name} has no id in servers.json`);
+}
+
 const home = fs.mkdtempSync(path.join(dir, 'home-'));
 const base = { PATH: process.env.PATH, HOME: home, NODE_NO_WARNINGS: '1', DO_NOT_TRACK: '1', ...table.env };
 const offline = pathToFileURL(path.join(dir, 'offline.mjs')).href;
@@ -61,10 +66,6 @@ function list(name, spec) {
   });
 }
 
-const names = Object.keys(pkg.dependencies);
-for (const name of names) {
-  if (!table.servers[name]) throw new Error(`${name} has no id in servers.json`);
-}
 const started = Date.now();
 let listed;
 try {

@@ -254,10 +254,7 @@ func replaceEntities(query string, c *config) string {
 	}
 	// The cheap tests keep the regular expressions off most queries.
 	if c.commands && strings.Contains(query, "`") {
-		query = commandRe().ReplaceAllStringFunc(query, func(string) string {
-			kinds = append(kinds, "command")
-			return " "
-		})
+		kind(commandRe(), "command")
 	}
 	if strings.Contains(query, "://") {
 		query = urlRe().ReplaceAllStringFunc(query, func(u string) string {
