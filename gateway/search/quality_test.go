@@ -61,14 +61,21 @@ func data(tb testing.TB) *evalData {
 		tb.Fatal(loadErr)
 	}
 	if loaded == nil {
-		tb.Skipf("evaluation data not found: looked for shared/data/%s in %s", catalogFile, strings.Join(lookedIn, ", "))
+		tb.Skipf("evaluation data not found: looked for shared/data/%s in %s (or set MCPGATE_EVAL_DATA to the folder)", catalogFile, strings.Join(lookedIn, ", "))
 	}
 	return loaded
 }
 
-// findData walks up from the working directory (the package directory
-// under go test) looking for shared/data, the sibling of the repository.
+// findData finds the evaluation data: in $MCPGATE_EVAL_DATA if set (a
+// folder without it is then an error, not a skip: it was asked for), else
+// walking up from the working directory (the package directory under go
+// test) to shared/data, the sibling of the repository. .ci/run sets the
+// variable for a clone that is not beside shared/ itself.
 func findData() (string, bool) {
+	if dir := os.Getenv("MCPGATE_EVAL_DATA"); dir != "" {
+		lookedIn = append(lookedIn, dir)
+		return dir, true
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", false
