@@ -188,9 +188,9 @@ var sharedDir = sync.OnceValues(func() (string, bool) {
 // sourceKey names what a binary of the module is built from: the Go
 // toolchain, the settings go build takes from the environment, and the
 // path and contents of every file of the module a build can read (all but
-// tests, testdata, Markdown and hidden or underscore folders, which Go
-// ignores too). The module's dependencies are named by go.mod and go.sum,
-// which it covers.
+// tests, testdata, Markdown, what go test leaves behind (buildOutput),
+// and hidden or underscore folders, which Go ignores too). The module's
+// dependencies are named by go.mod and go.sum, which it covers.
 func sourceKey(root string) (string, error) {
 	h := sha256.New()
 	h.Write([]byte(runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH))
@@ -208,7 +208,7 @@ func sourceKey(root string) (string, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || strings.HasSuffix(name, "_test.go") || strings.HasSuffix(name, ".md") {
+		if !d.Type().IsRegular() || strings.HasSuffix(name, "_test.go") || strings.HasSuffix(name, ".md") || buildOutput(name) {
 			return nil
 		}
 		rel, err := filepath.Rel(root, path)
@@ -228,6 +228,14 @@ func sourceKey(root string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)[:10]), nil
+}
+
+// buildOutput says a file is what go test leaves in a package's folder,
+// which no build reads: the test binary of -c, -cpuprofile and the like
+// (git ignores it), and a profile. Counting one would make a new key, and
+// a rebuild of every binary, after a profiling run.
+func buildOutput(name string) bool {
+	return strings.HasSuffix(name, ".test") || strings.HasSuffix(name, ".prof") || strings.HasSuffix(name, ".pprof")
 }
 
 // pruneShared removes the folders of binaries beside keep that no test
