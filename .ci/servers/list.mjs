@@ -1,7 +1,9 @@
 // Lists the tools of every server of a set (DIR/package.json, installed in
 // DIR/node_modules) the way an MCP client does (initialize, then
 // tools/list, over stdio) and writes them to DIR/catalog.json as
-// {"servers":[{"id","package","tools"}]}. DIR/servers.json names each
+// {"servers":[{"id","package","serverInfo","instructions","tools"}]}:
+// what the server said of itself in initialize (its name and title, and
+// its instructions where it gave any) is indexed by the gateway too. DIR/servers.json names each
 // server's id and what it needs to start: made-up credentials in env (of
 // the right shape where a server checks it; "env" at the top is every
 // server's) and its arguments, with a note where a choice needs one
@@ -41,6 +43,7 @@ function list(name, spec) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { child.kill(); reject(new Error(`${name}: no tools/list answer in 60s${why()}`)); }, 60000);
     let buf = '';
+    let about = {};
     child.stdout.on('data', (chunk) => {
       buf += chunk;
       let nl;
@@ -50,13 +53,15 @@ function list(name, spec) {
         let m;
         try { m = JSON.parse(line); } catch { continue; }
         if (m.id === 1) {
+          const { name: n, title } = m.result?.serverInfo ?? {};
+          about = { serverInfo: { name: n, title }, instructions: m.result?.instructions };
           send({ method: 'notifications/initialized' });
           send({ id: 2, method: 'tools/list', params: {} });
         } else if (m.id === 2) {
           clearTimeout(timer);
           child.kill();
           if (!m.result?.tools?.length) reject(new Error(`${name}: tools/list gave no tools`));
-          else resolve({ id: spec.id, package: `${name}@${meta.version}`, tools: m.result.tools });
+          else resolve({ id: spec.id, package: `${name}@${meta.version}`, ...about, tools: m.result.tools });
         }
       }
     });

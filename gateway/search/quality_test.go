@@ -2,6 +2,7 @@ package search
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,10 +11,13 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"unicode"
+
+	"github.com/mcpgate/mcpgate"
 )
 
 // The evaluation data lives outside the repository, in <root>/shared/data
@@ -120,16 +124,29 @@ func load(dir string) (*evalData, error) {
 }
 
 // catalogData reads a catalog ({"servers":[{"id","tools"}]}) into
-// documents as the gateway makes them: name, description and parameters,
-// with the server's product name from title.
+// documents as the gateway makes them: name, display title, description
+// and parameters, with the server's product name and instructions from
+// what it said in initialize where the catalog kept that, else the
+// product name from title.
 func catalogData(raw []byte, title func(id string) string) (*evalData, error) {
 	var cat struct {
 		Servers []struct {
-			ID    string `json:"id"`
-			Tools []struct {
+			ID string `json:"id"`
+			// What a real server said of itself in initialize, where
+			// .ci/servers/list.mjs listed it; the dev catalog has neither.
+			ServerInfo *struct {
+				Name  string `json:"name"`
+				Title string `json:"title"`
+			} `json:"serverInfo"`
+			Instructions string `json:"instructions"`
+			Tools        []struct {
 				Name        string `json:"name"`
+				Title       string `json:"title"`
 				Description string `json:"description"`
 				InputSchema any    `json:"inputSchema"`
+				Annotations *struct {
+					Title string `json:"title"`
+				} `json:"annotations"`
 			} `json:"tools"`
 		} `json:"servers"`
 	}
@@ -138,13 +155,30 @@ func catalogData(raw []byte, title func(id string) string) (*evalData, error) {
 	}
 	d := &evalData{}
 	for _, s := range cat.Servers {
+		// The server's product name and instructions as the manager
+		// takes them from initialize (title, else name; sanitized, the
+		// instructions cut to 2 KiB), else a title made from the ID.
+		product := title(s.ID)
+		if si := s.ServerInfo; si != nil && cmp.Or(si.Title, si.Name) != "" {
+			product = mcpgate.Sanitize(cmp.Or(si.Title, si.Name), 80)
+		}
+		instructions := mcpgate.Sanitize(s.Instructions, 2<<10)
 		for _, t := range s.Tools {
+			// The display name as the gateway takes it: title, then
+			// annotations.title. Real servers send them (a third of the
+			// fifth set's tools); the dev catalog has none.
+			display := t.Title
+			if display == "" && t.Annotations != nil {
+				display = t.Annotations.Title
+			}
 			d.docs = append(d.docs, Doc{
-				Server:      s.ID,
-				ServerTitle: title(s.ID),
-				Tool:        t.Name,
-				Description: t.Description,
-				Params:      ParamsOf(t.InputSchema), // as the gateway passes them
+				Server:             s.ID,
+				ServerTitle:        product,
+				ServerInstructions: instructions,
+				Tool:               t.Name,
+				Title:              display,
+				Description:        t.Description,
+				Params:             ParamsOf(t.InputSchema), // as the gateway passes them
 			})
 			d.names = append(d.names, s.ID+"/"+t.Name)
 		}
@@ -364,6 +398,42 @@ func baselineRanker(docs []Doc) func(string) []int {
 // queries, on the held-out servers, or on the tuning half fall below their
 // floors. BenchmarkSearchQuality and BenchmarkSearchAblation give exact
 // figures.
+// TestCatalogDataAsTheGateway: a listed catalog's documents carry what
+// the gateway indexes of a real server: the display title (title, else
+// annotations.title), the product name from initialize (title, else
+// name) and the instructions, sanitized and cut to 2 KiB; without
+// serverInfo the product name is made from the ID.
+func TestCatalogDataAsTheGateway(t *testing.T) {
+	long := strings.Repeat("word ", 600)
+	raw := []byte(`{"servers":[
+		{"id":"acme_cloud","serverInfo":{"name":"acme-mcp","title":"Acme\u0007 Cloud"},"instructions":` + strconv.Quote(long) + `,
+		 "tools":[{"name":"a","title":"Make a thing","annotations":{"title":"ignored"},"inputSchema":{"type":"object"}},
+		          {"name":"b","annotations":{"title":"Drop a thing"},"inputSchema":{"type":"object"}}]},
+		{"id":"other","serverInfo":{"name":"other-server"},"tools":[{"name":"c","inputSchema":{"type":"object"}}]},
+		{"id":"plain_one","tools":[{"name":"d","inputSchema":{"type":"object"}}]}]}`)
+	d, err := catalogData(raw, titleOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct{ server, title, product string }
+	var docs []got
+	for _, doc := range d.docs {
+		docs = append(docs, got{doc.Server, doc.Title, doc.ServerTitle})
+	}
+	want := []got{{"acme_cloud", "Make a thing", "Acme Cloud"}, {"acme_cloud", "Drop a thing", "Acme Cloud"},
+		{"other", "", "other-server"}, {"plain_one", "", "Plain One"}}
+	if !slices.Equal(docs, want) {
+		t.Errorf("documents %v, want %v", docs, want)
+	}
+	// As the manager keeps them: cut near 2 KiB, where the server sent 3 KB.
+	if got := d.docs[0].ServerInstructions; got != mcpgate.Sanitize(long, 2<<10) || len(got) >= len(long) {
+		t.Errorf("instructions of %d bytes, want the %d the manager keeps", len(got), len(mcpgate.Sanitize(long, 2<<10)))
+	}
+	if d.docs[2].ServerInstructions != "" {
+		t.Errorf("a server without instructions has %q", d.docs[2].ServerInstructions)
+	}
+}
+
 func TestSearchQualityFloor(t *testing.T) {
 	d := data(t)
 	ix := New(d.docs)
