@@ -31,7 +31,7 @@ func TestFreshServers(t *testing.T) {
 	clean.thesaurus = withoutHeldOutInspired(clean.thesaurus)
 	report := func(t *testing.T, name string, d *evalData) metrics {
 		m := evaluateQueries(d, qs, modelRanker(newIndex(d.docs, defaultConfig)))
-		t.Logf("model:    %s (%d tools) %v", name, len(d.docs), m)
+		t.Logf("model:    %s (%d entries) %v", name, len(d.docs), m)
 		t.Logf("clean:    %s %v", name, evaluateQueries(d, qs, modelRanker(newIndex(d.docs, clean))))
 		t.Logf("baseline: %s %v", name, evaluateQueries(d, qs, baselineRanker(d.docs)))
 		return m

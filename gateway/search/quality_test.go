@@ -124,10 +124,11 @@ func load(dir string) (*evalData, error) {
 }
 
 // catalogData reads a catalog ({"servers":[{"id","tools"}]}) into
-// documents as the gateway makes them: name, display title, description
-// and parameters, with the server's product name and instructions from
-// what it said in initialize where the catalog kept that, else the
-// product name from title.
+// documents as the gateway makes them: each tool's name, display title,
+// description and parameters, then the server's prompts, resources and
+// templates, with the server's product name and instructions from what
+// it said in initialize where the catalog kept that, else the product
+// name from title.
 func catalogData(raw []byte, title func(id string) string) (*evalData, error) {
 	var cat struct {
 		Servers []struct {
@@ -139,7 +140,32 @@ func catalogData(raw []byte, title func(id string) string) (*evalData, error) {
 				Title string `json:"title"`
 			} `json:"serverInfo"`
 			Instructions string `json:"instructions"`
-			Tools        []struct {
+			// What else the server offers, which the gateway's search
+			// ranks with the tools (list.mjs lists it; the dev catalog
+			// has none).
+			Prompts []struct {
+				Name        string `json:"name"`
+				Title       string `json:"title"`
+				Description string `json:"description"`
+				Arguments   []struct {
+					Name        string `json:"name"`
+					Description string `json:"description"`
+					Required    bool   `json:"required"`
+				} `json:"arguments"`
+			} `json:"prompts"`
+			Resources []struct {
+				URI         string `json:"uri"`
+				Name        string `json:"name"`
+				Title       string `json:"title"`
+				Description string `json:"description"`
+			} `json:"resources"`
+			Templates []struct {
+				URITemplate string `json:"uriTemplate"`
+				Name        string `json:"name"`
+				Title       string `json:"title"`
+				Description string `json:"description"`
+			} `json:"resourceTemplates"`
+			Tools []struct {
 				Name        string `json:"name"`
 				Title       string `json:"title"`
 				Description string `json:"description"`
@@ -181,6 +207,37 @@ func catalogData(raw []byte, title func(id string) string) (*evalData, error) {
 				Params:             ParamsOf(t.InputSchema), // as the gateway passes them
 			})
 			d.names = append(d.names, s.ID+"/"+t.Name)
+		}
+		// Prompts, resources and templates after the tools, as the
+		// gateway orders a server's entries and makes their documents
+		// (a resource is called by its name, else its URI, and its URI
+		// without the scheme joins its description). Their names here
+		// say their kind, so no need can expect one by a tool's name.
+		add := func(kind, name string, doc Doc) {
+			doc.Server, doc.ServerTitle, doc.ServerInstructions = s.ID, product, instructions
+			d.docs = append(d.docs, doc)
+			d.names = append(d.names, s.ID+"/"+kind+":"+name)
+		}
+		withoutScheme := func(uri string) string {
+			if _, rest, ok := strings.Cut(uri, "://"); ok {
+				return rest
+			}
+			return uri
+		}
+		for _, p := range s.Prompts {
+			doc := Doc{Tool: p.Name, Title: p.Title, Description: p.Description}
+			for _, a := range p.Arguments {
+				doc.Params = append(doc.Params, Param{Name: a.Name, Description: a.Description, Required: a.Required})
+			}
+			add("prompt", p.Name, doc)
+		}
+		for _, r := range s.Resources {
+			add("resource", r.URI, Doc{Tool: cmp.Or(r.Name, r.URI), Title: cmp.Or(r.Title, r.Name),
+				Description: r.Description + " " + withoutScheme(r.URI)})
+		}
+		for _, r := range s.Templates {
+			add("template", r.URITemplate, Doc{Tool: cmp.Or(r.Name, r.URITemplate), Title: cmp.Or(r.Title, r.Name),
+				Description: r.Description + " " + withoutScheme(r.URITemplate)})
 		}
 	}
 	return d, nil
@@ -401,35 +458,49 @@ func baselineRanker(docs []Doc) func(string) []int {
 // TestCatalogDataAsTheGateway: a listed catalog's documents carry what
 // the gateway indexes of a real server: the display title (title, else
 // annotations.title), the product name from initialize (title, else
-// name) and the instructions, sanitized and cut to 2 KiB; without
-// serverInfo the product name is made from the ID.
+// name) and the instructions, sanitized and cut to 2 KiB, and after the
+// tools its prompts, resources and templates; without serverInfo the
+// product name is made from the ID.
 func TestCatalogDataAsTheGateway(t *testing.T) {
 	long := strings.Repeat("word ", 600)
 	raw := []byte(`{"servers":[
 		{"id":"acme_cloud","serverInfo":{"name":"acme-mcp","title":"Acme\u0007 Cloud"},"instructions":` + strconv.Quote(long) + `,
 		 "tools":[{"name":"a","title":"Make a thing","annotations":{"title":"ignored"},"inputSchema":{"type":"object"}},
 		          {"name":"b","annotations":{"title":"Drop a thing"},"inputSchema":{"type":"object"}}]},
-		{"id":"other","serverInfo":{"name":"other-server"},"tools":[{"name":"c","inputSchema":{"type":"object"}}]},
+		{"id":"other","serverInfo":{"name":"other-server"},"tools":[{"name":"c","inputSchema":{"type":"object"}}],
+		 "prompts":[{"name":"brief","description":"Write a brief","arguments":[{"name":"topic","required":true}]}],
+		 "resources":[{"uri":"file:///var/log/app.log","name":"App log"}],
+		 "resourceTemplates":[{"uriTemplate":"db://{table}/rows","name":"Rows","title":"Table rows"}]},
 		{"id":"plain_one","tools":[{"name":"d","inputSchema":{"type":"object"}}]}]}`)
 	d, err := catalogData(raw, titleOf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type got struct{ server, title, product string }
+	type got struct{ name, tool, title, desc, product string }
 	var docs []got
-	for _, doc := range d.docs {
-		docs = append(docs, got{doc.Server, doc.Title, doc.ServerTitle})
+	for i, doc := range d.docs {
+		docs = append(docs, got{d.names[i], doc.Tool, doc.Title, doc.Description, doc.ServerTitle})
 	}
-	want := []got{{"acme_cloud", "Make a thing", "Acme Cloud"}, {"acme_cloud", "Drop a thing", "Acme Cloud"},
-		{"other", "", "other-server"}, {"plain_one", "", "Plain One"}}
+	want := []got{
+		{"acme_cloud/a", "a", "Make a thing", "", "Acme Cloud"},
+		{"acme_cloud/b", "b", "Drop a thing", "", "Acme Cloud"},
+		{"other/c", "c", "", "", "other-server"},
+		{"other/prompt:brief", "brief", "", "Write a brief", "other-server"},
+		{"other/resource:file:///var/log/app.log", "App log", "App log", " /var/log/app.log", "other-server"},
+		{"other/template:db://{table}/rows", "Rows", "Table rows", " {table}/rows", "other-server"},
+		{"plain_one/d", "d", "", "", "Plain One"},
+	}
 	if !slices.Equal(docs, want) {
-		t.Errorf("documents %v, want %v", docs, want)
+		t.Errorf("documents\n%v, want\n%v", docs, want)
+	}
+	if p := d.docs[3].Params; len(p) != 1 || p[0].Name != "topic" || !p[0].Required {
+		t.Errorf("the prompt's parameters %v, want its required argument topic", p)
 	}
 	// As the manager keeps them: cut near 2 KiB, where the server sent 3 KB.
 	if got := d.docs[0].ServerInstructions; got != mcpgate.Sanitize(long, 2<<10) || len(got) >= len(long) {
 		t.Errorf("instructions of %d bytes, want the %d the manager keeps", len(got), len(mcpgate.Sanitize(long, 2<<10)))
 	}
-	if d.docs[2].ServerInstructions != "" {
+	if d.docs[2].ServerInstructions != "" || d.docs[3].ServerInstructions != "" {
 		t.Errorf("a server without instructions has %q", d.docs[2].ServerInstructions)
 	}
 }
