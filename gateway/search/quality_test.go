@@ -451,10 +451,6 @@ func baselineRanker(docs []Doc) func(string) []int {
 	}
 }
 
-// TestSearchQualityFloor fails when the model's figures on the held-out
-// queries, on the held-out servers, or on the tuning half fall below their
-// floors. BenchmarkSearchQuality and BenchmarkSearchAblation give exact
-// figures.
 // TestCatalogDataAsTheGateway: a listed catalog's documents carry what
 // the gateway indexes of a real server: the display title (title, else
 // annotations.title), the product name from initialize (title, else
@@ -500,11 +496,17 @@ func TestCatalogDataAsTheGateway(t *testing.T) {
 	if got := d.docs[0].ServerInstructions; got != mcpgate.Sanitize(long, 2<<10) || len(got) >= len(long) {
 		t.Errorf("instructions of %d bytes, want the %d the manager keeps", len(got), len(mcpgate.Sanitize(long, 2<<10)))
 	}
-	if d.docs[2].ServerInstructions != "" || d.docs[3].ServerInstructions != "" {
-		t.Errorf("a server without instructions has %q", d.docs[2].ServerInstructions)
+	for _, i := range []int{2, 3} {
+		if got := d.docs[i].ServerInstructions; got != "" {
+			t.Errorf("%s, of a server without instructions, has %q", d.names[i], got)
+		}
 	}
 }
 
+// TestSearchQualityFloor fails when the model's figures on the held-out
+// queries, on the held-out servers, or on the tuning half fall below their
+// floors. BenchmarkSearchQuality and BenchmarkSearchAblation give exact
+// figures.
 func TestSearchQualityFloor(t *testing.T) {
 	d := data(t)
 	ix := New(d.docs)

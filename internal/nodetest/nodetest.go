@@ -57,8 +57,9 @@ func Dir() string {
 
 // ServerCatalog is the catalog .ci/run takes of a set of real MCP servers
 // of .ci/servers ("fresh": nobody tunes the search for them; "fifth":
-// the search may be tuned on their needs), beside the tools:
-// {"servers":[{"id","package","serverInfo","instructions","tools"}]}, as
+// the search may be tuned on their needs):
+// {"servers":[{"id","package","serverInfo","instructions","tools",
+// "prompts","resources","resourceTemplates"}]}, as
 // .ci/servers/list.mjs writes it. Without it the test fails under
 // CI and is skipped elsewhere, saying how to make it.
 func ServerCatalog(t testing.TB, set string) string {
